@@ -1,0 +1,1 @@
+"""Answer caches and their invalidation when the corpus changes."""

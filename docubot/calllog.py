@@ -1,0 +1,92 @@
+"""The call log: one row per question answered, in the data folder's SQLite file.
+
+It is how one tells a retrieval failure (wrong chunks, low similarities) from a generation
+failure (right chunks, wrong answer): `docubot logs`.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from docubot.store.sqlite import connect
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS calls (
+    id INTEGER PRIMARY KEY,
+    ts REAL NOT NULL,
+    question TEXT NOT NULL,
+    filters TEXT NOT NULL,
+    retrieved TEXT NOT NULL,
+    prompt_version TEXT NOT NULL,
+    provider TEXT NOT NULL,
+    tokens_in INTEGER NOT NULL,
+    tokens_out INTEGER NOT NULL,
+    retrieval_ms REAL NOT NULL,
+    first_token_ms REAL,
+    total_ms REAL NOT NULL,
+    answer TEXT NOT NULL,
+    outcome TEXT NOT NULL,
+    grounded INTEGER,
+    error TEXT,
+    attempts INTEGER NOT NULL DEFAULT 1
+);
+"""
+
+
+@dataclass
+class CallRecord:
+    question: str
+    filters: dict[str, Any]
+    retrieved: list[dict[str, Any]]
+    prompt_version: str
+    provider: str
+    outcome: str
+    answer: dict[str, Any]
+    tokens_in: int = 0
+    tokens_out: int = 0
+    retrieval_ms: float = 0.0
+    first_token_ms: float | None = None
+    total_ms: float = 0.0
+    grounded: bool | None = None
+    error: str | None = None
+    attempts: int = 1
+    ts: float = field(default_factory=time.time)
+    id: int | None = None
+
+
+class CallLog:
+    def __init__(self, db_path: Path) -> None:
+        self._conn = connect(db_path)
+        self._conn.executescript(_SCHEMA)
+
+    def record(self, call: CallRecord) -> int:
+        data = asdict(call)
+        data.pop("id")
+        for key in ("filters", "retrieved", "answer"):
+            data[key] = json.dumps(data[key], ensure_ascii=False)
+        columns = ", ".join(data)
+        cursor = self._conn.execute(
+            f"INSERT INTO calls ({columns}) VALUES ({', '.join('?' * len(data))})", list(data.values())
+        )
+        call.id = int(cursor.lastrowid or 0)
+        return call.id
+
+    def last(self, n: int = 20) -> list[CallRecord]:
+        """The `n` most recent calls, newest first."""
+        cursor = self._conn.execute("SELECT * FROM calls ORDER BY id DESC LIMIT ?", (n,))
+        names = [d[0] for d in cursor.description]
+        out = []
+        for row in cursor.fetchall():
+            data = dict(zip(names, row, strict=True))
+            for key in ("filters", "retrieved", "answer"):
+                data[key] = json.loads(data[key])
+            data["grounded"] = None if data["grounded"] is None else bool(data["grounded"])
+            out.append(CallRecord(**data))
+        return out
+
+    def close(self) -> None:
+        self._conn.close()

@@ -1,0 +1,26 @@
+"""The `docubot` command line: one module per command group, all thin over the library."""
+
+from __future__ import annotations
+
+import typer
+
+from docubot.cli import ask as _ask
+from docubot.cli import ingest as _ingest
+from docubot.cli import logs as _logs
+from docubot.cli import search as _search
+
+app = typer.Typer(
+    name="docubot",
+    help="Answers questions about your markdown documentation, with sources. Offline by default.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+_ingest.register(app)
+_search.register(app)
+_ask.register(app)
+_logs.register(app)
+
+
+def main() -> None:
+    app()

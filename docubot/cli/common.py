@@ -1,0 +1,31 @@
+"""Helpers shared by the CLI commands: settings, consoles, clean exits."""
+
+from __future__ import annotations
+
+import json
+from typing import Any, NoReturn
+
+import typer
+from rich.console import Console
+
+from docubot.config import Settings
+
+console = Console()
+err_console = Console(stderr=True)
+
+
+def load_settings(**overrides: Any) -> Settings:
+    try:
+        return Settings().with_overrides(**overrides)
+    except Exception as exc:  # pydantic ValidationError or a broken TOML file
+        fail(f"invalid configuration: {exc}")
+
+
+def fail(message: str, code: int = 2) -> NoReturn:
+    """Print a clear error on stderr and exit with `code`."""
+    err_console.print(f"[bold red]error:[/] {message}", highlight=False, soft_wrap=True)
+    raise typer.Exit(code)
+
+
+def print_json(data: Any) -> None:
+    typer.echo(json.dumps(data, ensure_ascii=False, indent=2))

@@ -1,0 +1,60 @@
+"""`docubot search QUESTION`: the retrieved fragments, without any LLM."""
+
+from __future__ import annotations
+
+import typer
+
+from docubot.cli.common import console, fail, load_settings, print_json
+from docubot.embed import make_embedder
+from docubot.rag.retrieve import LATEST, retrieve
+from docubot.store import StoreError, open_store
+
+
+def register(app: typer.Typer) -> None:
+    app.command("search")(search_command)
+
+
+def search_command(
+    question: str = typer.Argument(..., help="What to look for."),
+    k: int = typer.Option(4, "--k", min=1, max=50, help="How many fragments."),
+    version: str = typer.Option(LATEST, "--version", help="'latest' (default), 'all', or a version."),
+    as_json: bool = typer.Option(False, "--json"),
+) -> None:
+    """Show the fragments most similar to QUESTION, with similarity, url and [Page > Section]."""
+    settings = load_settings()
+    store = open_store(settings)
+    try:
+        if store.count() == 0:
+            fail("the store is empty: run `docubot ingest PATH` first")
+        embedder = make_embedder(settings)
+        store.check_embedding_model(embedder.name, embedder.dim)
+        hits = retrieve(question, embedder, store, k, version)
+    except StoreError as exc:
+        fail(str(exc))
+    finally:
+        store.close()
+    if as_json:
+        print_json(
+            [
+                {
+                    "id": h.id,
+                    "score": round(h.score, 4),
+                    "url": h.metadata["url"],
+                    "section": h.metadata["section_path"],
+                    "version": h.metadata["version"],
+                    "text": h.text,
+                }
+                for h in hits
+            ]
+        )
+        return
+    for rank, hit in enumerate(hits, 1):
+        console.print(
+            f"[bold]{rank}. {hit.score:.3f}[/]  [cyan]{hit.metadata['url']}[/]  "
+            f"[{hit.metadata['section_path']}]  v{hit.metadata['version']}",
+            highlight=False,
+        )
+        body = hit.text.split("\n", 1)[-1].strip()
+        console.print(
+            "   " + (body[:300] + "…" if len(body) > 300 else body).replace("\n", "\n   "), highlight=False
+        )

@@ -1,0 +1,117 @@
+"""Settings: `DOCUBOT_*` environment variables, then an optional TOML file, then defaults.
+
+The TOML file is `$DOCUBOT_CONFIG` when set, else `<home>/config.toml` when it exists. Keys are the
+field names below without the prefix (`llm = "none"`, `top_k = 6`).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import Field
+from pydantic_settings import (
+    BaseSettings,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+    TomlConfigSettingsSource,
+)
+
+DEFAULT_HOME = Path(".docubot")
+
+
+def config_file_path() -> Path:
+    """Where the optional TOML configuration file is looked for."""
+    explicit = os.environ.get("DOCUBOT_CONFIG")
+    if explicit:
+        return Path(explicit)
+    return Path(os.environ.get("DOCUBOT_HOME", DEFAULT_HOME)) / "config.toml"
+
+
+class Settings(BaseSettings):
+    """Everything DocuBot can be told, with the embedded offline defaults."""
+
+    model_config = SettingsConfigDict(env_prefix="DOCUBOT_", extra="ignore")
+
+    home: Path = Field(DEFAULT_HOME, description="Data folder: the SQLite store, models, logs.")
+    models_dir: Path | None = Field(
+        None, description="Where the assembled GGUF lives (default <home>/models)."
+    )
+
+    # Embeddings
+    embedder: Literal["e5", "openai"] = "e5"
+    embed_model: str = "text-embedding-3-small"
+    embed_base_url: str = "https://api.openai.com/v1"
+    embed_api_key: str | None = None
+    embed_query_prefix: str = ""
+    embed_passage_prefix: str = ""
+    embed_send_input_type: bool = False
+    embed_batch_size: int = Field(32, ge=1)
+
+    # Chunking and ingestion
+    chunk_tokens: int = Field(300, ge=64, description="Target size of a chunk, breadcrumb included.")
+    chunk_overlap_tokens: int = Field(60, ge=0)
+    max_file_bytes: int = Field(2_000_000, ge=1, description="Larger markdown files are refused.")
+    purge_guard_ratio: float = Field(0.5, gt=0, le=1)
+
+    # Retrieval and answering
+    top_k: int = Field(4, ge=1, le=50)
+    refusal_threshold: float | None = Field(None, description="Override of the per-model calibrated floor.")
+    max_question_chars: int = Field(2000, ge=10)
+
+    # Chat model
+    llm: Literal["local", "openai", "anthropic", "none"] = "local"
+    llm_model: str | None = None
+    llm_base_url: str = "https://api.openai.com/v1"
+    llm_api_key: str | None = None
+    llm_json_mode: Literal["json_schema", "json_object", "none"] = "json_schema"
+    llm_timeout_s: float = Field(600.0, gt=0)
+    llm_retries: int = Field(3, ge=1, description="Attempts on transient provider errors.")
+    llm_backoff_s: float = Field(1.0, ge=0, description="First backoff wait; doubles, with jitter.")
+    temperature: float = Field(0.1, ge=0, le=2)
+    max_answer_tokens: int = Field(350, ge=16)
+    context_window: int = Field(4096, ge=512)
+    threads: int | None = Field(None, description="CPU threads for the local models (default: all cores).")
+    categories: list[str] = Field(
+        default_factory=lambda: [
+            "compte",
+            "seguretat",
+            "facturacio",
+            "tasques",
+            "informes",
+            "integracions",
+            "api",
+            "altres",
+        ]
+    )
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        toml = TomlConfigSettingsSource(settings_cls, toml_file=config_file_path())
+        return (init_settings, env_settings, toml)
+
+    @property
+    def db_path(self) -> Path:
+        """The one SQLite file holding chunks, vectors, the call log and caches."""
+        return self.home / "docubot.db"
+
+    @property
+    def model_dir(self) -> Path:
+        return self.models_dir or self.home / "models"
+
+    def cpu_threads(self) -> int:
+        return self.threads or os.cpu_count() or 1
+
+    def with_overrides(self, **changes: Any) -> Settings:
+        """A copy with some fields replaced (CLI flags), validated again."""
+        data = self.model_dump()
+        data.update({k: v for k, v in changes.items() if v is not None})
+        return Settings.model_validate(data)

@@ -1,0 +1,1 @@
+"""Retrieval-augmented answering: retrieve, refuse or prompt, generate, validate."""

@@ -1,0 +1,336 @@
+"""`DocuBot.ask`: retrieve → refuse or prompt → generate (with retries) → validate → log.
+
+The LLM is never called when retrieval finds nothing above the refusal threshold, and `fonts`
+always come from the retrieved chunks' metadata. Every call is recorded in the call log.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from tenacity import Retrying, retry_if_exception, stop_after_attempt, wait_exponential_jitter
+
+from docubot.calllog import CallLog, CallRecord
+from docubot.config import Settings
+from docubot.embed import Embedder, make_embedder
+from docubot.llm import (
+    ChatModel,
+    ChatRequest,
+    Completion,
+    Message,
+    ProviderError,
+    Usage,
+    complete,
+    make_chat_model,
+)
+from docubot.rag.contract import (
+    Answer,
+    ContractError,
+    ModelOutput,
+    is_refusal_text,
+    parse_model_output,
+    refusal,
+    sources_for,
+)
+from docubot.rag.extractive import extractive_answer
+from docubot.rag.grounding import check_grounding
+from docubot.rag.prompt import PROMPT_VERSION, answer_schema, system_prompt, user_message
+from docubot.rag.retrieve import LATEST, build_filters
+from docubot.rag.stream_json import FieldStreamer
+from docubot.rag.threshold import refusal_threshold
+from docubot.store import Hit, VectorStore, open_store
+
+Status = Callable[[str], None]
+
+_UNSET: Any = object()
+
+
+class QuestionError(ValueError):
+    """The question cannot be asked as it is (empty, too long); nothing was called."""
+
+
+class EmptyStoreError(RuntimeError):
+    """No documentation has been ingested yet."""
+
+
+@dataclass(frozen=True)
+class Source:
+    url: str
+    section: str
+    version: str
+    similarity: float
+
+
+@dataclass
+class AskResult:
+    answer: Answer
+    sources: list[Source]
+    outcome: str
+    """answered | refused | refused_by_model | fallback"""
+    provider: str
+    usage: Usage = field(default_factory=Usage)
+    grounded: bool | None = None
+    call_id: int | None = None
+    timings_ms: dict[str, float] = field(default_factory=dict)
+    error: str | None = None
+    """What went wrong on the way (provider failure, broken contract, ungrounded sentences)."""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            **self.answer.model_dump(),
+            "sources": [s.__dict__ for s in self.sources],
+            "outcome": self.outcome,
+            "provider": self.provider,
+            "usage": self.usage.__dict__,
+            "grounded": self.grounded,
+            "call_id": self.call_id,
+            "timings_ms": self.timings_ms,
+            "error": self.error,
+        }
+
+
+class DocuBot:
+    """Answers questions about the ingested docs. Components default to the configured ones."""
+
+    def __init__(
+        self,
+        settings: Settings | None = None,
+        *,
+        embedder: Embedder | None = None,
+        store: VectorStore | None = None,
+        chat_model: ChatModel | None = _UNSET,
+    ) -> None:
+        self.settings = settings or Settings()
+        self.embedder = embedder or make_embedder(self.settings)
+        self.store = store or open_store(self.settings)
+        self.chat_model = make_chat_model(self.settings) if chat_model is _UNSET else chat_model
+        self.call_log = CallLog(self.settings.db_path)
+        self.threshold = refusal_threshold(self.settings, self.embedder.name)
+
+    @property
+    def provider(self) -> str:
+        return self.chat_model.name if self.chat_model else "none/extractive"
+
+    def ask(
+        self,
+        question: str,
+        *,
+        version: str = LATEST,
+        filters: Mapping[str, Any] | None = None,
+        on_text: Callable[[str], None] | None = None,
+        on_status: Status | None = None,
+    ) -> AskResult:
+        """Answer `question` from the docs. `on_text` receives the answer text as it streams."""
+        question = self._validated(question)
+        status = on_status or (lambda _: None)
+        started = time.perf_counter()
+        self.store.check_embedding_model(self.embedder.name, self.embedder.dim)
+        query_filters = build_filters(version, filters)
+        hits = self.store.query(self.embedder.embed_query(question), self.settings.top_k, query_filters)
+        retrieval_ms = _ms_since(started)
+        status(
+            f"retrieval: {len(hits)} fragments, best similarity {hits[0].score:.3f}"
+            if hits
+            else "retrieval: none"
+        )
+        if not hits or hits[0].score < self.threshold:
+            result = AskResult(refusal(), [], "refused", self.provider)
+            if on_text:
+                on_text(result.answer.resposta)
+        elif self.chat_model is None:
+            result = AskResult(
+                extractive_answer(question, hits, self.settings.categories, self.threshold),
+                _sources(hits[:2]),
+                "answered",
+                self.provider,
+                grounded=True,
+            )
+            if on_text:
+                on_text(result.answer.resposta)
+        else:
+            result = self._generate(question, hits, self.chat_model, on_text, status)
+        result.timings_ms.update(retrieval=retrieval_ms, total=_ms_since(started))
+        self._log(question, query_filters, hits, result)
+        return result
+
+    # -- steps ----------------------------------------------------------------------------------
+    def _validated(self, question: str) -> str:
+        question = question.strip()
+        if not question:
+            raise QuestionError("the question is empty")
+        if len(question) > self.settings.max_question_chars:
+            raise QuestionError(
+                f"the question is {len(question)} characters long; the limit is "
+                f"{self.settings.max_question_chars} (DOCUBOT_MAX_QUESTION_CHARS)"
+            )
+        if self.store.count() == 0:
+            raise EmptyStoreError("no documentation has been ingested yet: run `docubot ingest PATH`")
+        return question
+
+    def _generate(
+        self,
+        question: str,
+        hits: list[Hit],
+        model: ChatModel,
+        on_text: Callable[[str], None] | None,
+        status: Status,
+    ) -> AskResult:
+        hits = self._fit_window(question, hits, model)
+        request = ChatRequest(
+            system=system_prompt(self.settings.categories),
+            messages=(Message("user", user_message(question, hits)),),
+            json_schema=answer_schema(self.settings.categories, len(hits)),
+            max_tokens=self.settings.max_answer_tokens,
+            temperature=self.settings.temperature,
+        )
+        usage = Usage()
+        first_token: float | None = None
+        error: str | None = None
+        output: ModelOutput | None = None
+        for attempt in range(2):
+            status("generating…" if attempt == 0 else "the reply broke the contract; asking again…")
+            try:
+                completion = self._complete_with_retries(model, request, on_text, status)
+            except ProviderError as exc:
+                error = str(exc)
+                break
+            usage.input_tokens += completion.usage.input_tokens
+            usage.output_tokens += completion.usage.output_tokens
+            first_token = first_token if first_token is not None else completion.first_token_s
+            try:
+                output = parse_model_output(completion.text, self.settings.categories)
+                break
+            except ContractError as exc:
+                error = f"contract: {exc}"
+                request = _correction(request, completion.text, str(exc))
+        timings = {"first_token": first_token * 1000} if first_token is not None else {}
+        if output is None:
+            status(f"the model failed ({error}); answering from the fragments instead")
+            answer = extractive_answer(
+                question, hits, self.settings.categories, self.threshold, degraded=True
+            )
+            return AskResult(
+                answer, _sources(hits[:2]), "fallback", model.name, usage, timings_ms=timings, error=error
+            )
+        return self._finish(output, hits, model, usage, timings, error)
+
+    def _finish(
+        self,
+        output: ModelOutput,
+        hits: list[Hit],
+        model: ChatModel,
+        usage: Usage,
+        timings: dict[str, float],
+        error: str | None,
+    ) -> AskResult:
+        if is_refusal_text(output.resposta) or (not output.fonts and output.confianca == "baixa"):
+            return AskResult(
+                refusal(), [], "refused_by_model", model.name, usage, timings_ms=timings, error=error
+            )
+        urls, cited = sources_for(output.fonts, hits)
+        cited_hits = [hits[n - 1] for n in cited] or hits
+        grounding = check_grounding(output.resposta, [h.text for h in cited_hits])
+        confidence = output.confianca if grounding.supported else "baixa"
+        answer = Answer(
+            categoria=output.categoria, resposta=output.resposta, fonts=urls, confianca=confidence
+        )
+        if not grounding.supported:
+            error = f"ungrounded: {grounding.unsupported_sentences}"
+        return AskResult(
+            answer,
+            _sources(cited_hits),
+            "answered",
+            model.name,
+            usage,
+            grounding.supported,
+            None,
+            timings,
+            error,
+        )
+
+    def _complete_with_retries(
+        self,
+        model: ChatModel,
+        request: ChatRequest,
+        on_text: Callable[[str], None] | None,
+        status: Status,
+    ) -> Completion:
+        for attempt in Retrying(
+            stop=stop_after_attempt(self.settings.llm_retries),
+            wait=wait_exponential_jitter(
+                multiplier=self.settings.llm_backoff_s, max=30 * self.settings.llm_backoff_s
+            ),
+            retry=retry_if_exception(lambda e: isinstance(e, ProviderError) and e.transient),
+            before_sleep=lambda state: status(f"provider error, retry {state.attempt_number}…"),
+            reraise=True,
+        ):
+            with attempt:
+                return complete(model, request, _answer_text_forwarder(on_text))
+        raise AssertionError("unreachable")
+
+    def _fit_window(self, question: str, hits: list[Hit], model: ChatModel) -> list[Hit]:
+        """Drop the least relevant fragments until the prompt leaves room for the answer."""
+        system = system_prompt(self.settings.categories)
+        room = model.context_window - self.settings.max_answer_tokens - 16
+        while (
+            len(hits) > 1
+            and model.count_tokens(system) + model.count_tokens(user_message(question, hits)) > room
+        ):
+            hits = hits[:-1]
+        return hits
+
+    def _log(self, question: str, filters: dict[str, Any], hits: Sequence[Hit], result: AskResult) -> None:
+        result.call_id = self.call_log.record(
+            CallRecord(
+                question=question,
+                filters=filters,
+                retrieved=[{"id": h.id, "score": round(h.score, 4)} for h in hits],
+                prompt_version=PROMPT_VERSION,
+                provider=result.provider,
+                outcome=result.outcome,
+                answer=result.answer.model_dump(),
+                tokens_in=result.usage.input_tokens,
+                tokens_out=result.usage.output_tokens,
+                retrieval_ms=result.timings_ms.get("retrieval", 0.0),
+                first_token_ms=result.timings_ms.get("first_token"),
+                total_ms=result.timings_ms.get("total", 0.0),
+                grounded=result.grounded,
+                error=result.error,
+            )
+        )
+
+
+def _sources(hits: Sequence[Hit]) -> list[Source]:
+    return [
+        Source(h.metadata["url"], h.metadata["section_path"], h.metadata["version"], round(h.score, 4))
+        for h in hits
+    ]
+
+
+def _correction(request: ChatRequest, bad_reply: str, problem: str) -> ChatRequest:
+    note = (
+        f"La resposta anterior no complia el format: {problem}. Torna a respondre només amb l'objecte JSON."
+    )
+    messages = (*request.messages, Message("assistant", bad_reply or "(buit)"), Message("user", note))
+    return ChatRequest(request.system, messages, request.json_schema, request.max_tokens, request.temperature)
+
+
+def _answer_text_forwarder(on_text: Callable[[str], None] | None) -> Callable[[str], None] | None:
+    """Turns raw JSON deltas into the `resposta` text for `on_text`."""
+    if on_text is None:
+        return None
+    streamer = FieldStreamer("resposta")
+
+    def forward(delta: str) -> None:
+        text = streamer.feed(delta)
+        if text:
+            on_text(text)
+
+    return forward
+
+
+def _ms_since(start: float) -> float:
+    return round((time.perf_counter() - start) * 1000, 1)

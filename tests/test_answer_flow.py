@@ -1,0 +1,186 @@
+"""DocuBot.ask control flow on the real store and embedder, with a scripted chat model.
+
+The scripted model stands in for the LLM only to drive retries, parsing and fallbacks; answering
+with the real local model is tested in test_answer_local.py.
+"""
+
+import json
+
+import pytest
+
+from docubot.calllog import CallLog
+from docubot.llm import ContextWindowError, ProviderError
+from docubot.rag.answer import DocuBot, QuestionError
+from docubot.rag.prompt import PROMPT_VERSION, REFUSAL_TEXT
+from tests.fakes import ScriptedModel
+
+PDF = "Com exporto un informe de projecte a PDF?"
+REPORTS_URL = "wiki/guies/informes-i-exportacio"
+
+
+def reply(
+    resposta: str = "Els informes s'exporten a CSV o Excel des d'Informes > Exportar.",
+    fonts=(1,),
+    confianca="alta",
+) -> str:
+    return json.dumps(
+        {"categoria": "informes", "resposta": resposta, "fonts": list(fonts), "confianca": confianca}
+    )
+
+
+@pytest.fixture
+def bot(sample_settings, embedder):
+    def make(model: ScriptedModel, **overrides) -> DocuBot:
+        return DocuBot(sample_settings.with_overrides(**overrides), embedder=embedder, chat_model=model)
+
+    return make
+
+
+def logged(bot: DocuBot, call_id: int):
+    return next(c for c in CallLog(bot.settings.db_path).last(50) if c.id == call_id)
+
+
+def test_off_topic_question_is_refused_without_calling_the_llm(bot) -> None:
+    model = ScriptedModel([reply()])
+    docubot = bot(model)
+    result = docubot.ask("Què en penseu de l'últim fitxatge del Reial Madrid?")
+    assert model.calls == 0
+    assert result.answer.model_dump() == {
+        "categoria": "altres",
+        "resposta": REFUSAL_TEXT,
+        "fonts": [],
+        "confianca": "baixa",
+    }
+    assert logged(docubot, result.call_id).outcome == "refused"
+
+
+def test_answer_sources_come_from_metadata_and_the_call_is_logged(bot) -> None:
+    model = ScriptedModel([reply(fonts=[1])])
+    docubot = bot(model)
+    result = docubot.ask(PDF)
+    assert result.outcome == "answered"
+    assert result.answer.fonts == [REPORTS_URL]
+    assert result.sources[0].url == REPORTS_URL and result.sources[0].section.startswith(
+        "Informes i exportació >"
+    )
+    prompt = model.requests[0].messages[0].content
+    assert prompt.startswith(
+        "<documentacio>\n[Fragment 1 | font: wiki/guies/informes-i-exportacio | secció: "
+    )
+    assert "\n---\n[Fragment 2 | " in prompt and prompt.endswith(f"Pregunta: {PDF}")
+    call = logged(docubot, result.call_id)
+    assert (call.outcome, call.prompt_version, call.provider) == ("answered", PROMPT_VERSION, "fake/scripted")
+    assert call.retrieved[0]["score"] >= docubot.threshold and len(call.retrieved) == 4
+    assert call.tokens_out > 0 and call.total_ms >= call.retrieval_ms > 0
+
+
+def test_streamed_text_is_the_answer_text(bot) -> None:
+    model = ScriptedModel([reply('Ves a "Informes > Exportar".\nPDF no.')])
+    pieces: list[str] = []
+    result = bot(model).ask(PDF, on_text=pieces.append)
+    assert len(pieces) > 1
+    assert "".join(pieces) == result.answer.resposta == 'Ves a "Informes > Exportar".\nPDF no.'
+
+
+def test_transient_errors_are_retried_then_answered(bot) -> None:
+    model = ScriptedModel(
+        [ProviderError("503", transient=True), ProviderError("429", transient=True), reply()]
+    )
+    result = bot(model).ask(PDF)
+    assert model.calls == 3
+    assert result.outcome == "answered"
+
+
+def test_provider_down_gives_the_fallback_answer_and_the_log_says_so(bot) -> None:
+    model = ScriptedModel([ProviderError("timeout", transient=True)] * 3)
+    docubot = bot(model)
+    result = docubot.ask(PDF)
+    assert model.calls == 3
+    assert result.outcome == "fallback"
+    assert result.answer.confianca == "baixa"
+    assert REPORTS_URL in result.answer.fonts
+    assert "PDF" in result.answer.resposta
+    call = logged(docubot, result.call_id)
+    assert call.outcome == "fallback" and "timeout" in call.error
+
+
+@pytest.mark.parametrize("error", [ProviderError("401 unauthorized"), ContextWindowError("too long")])
+def test_permanent_errors_are_not_retried(bot, error) -> None:
+    model = ScriptedModel([error, reply()])
+    result = bot(model).ask(PDF)
+    assert model.calls == 1
+    assert result.outcome == "fallback"
+
+
+def test_broken_contract_is_retried_once_with_the_problem_explained(bot) -> None:
+    model = ScriptedModel(["Clar! Exporta a CSV.", reply()])
+    result = bot(model).ask(PDF)
+    assert model.calls == 2
+    assert result.outcome == "answered"
+    correction = model.requests[1].messages
+    assert [m.role for m in correction] == ["user", "assistant", "user"]
+    assert correction[1].content == "Clar! Exporta a CSV."
+    assert "no JSON object" in correction[2].content
+
+
+def test_contract_broken_twice_degrades_to_the_fallback(bot) -> None:
+    model = ScriptedModel(["nope", '{"resposta": 3}'])
+    result = bot(model).ask(PDF)
+    assert model.calls == 2
+    assert result.outcome == "fallback"
+    assert result.error.startswith("contract:")
+
+
+def test_invalid_fragment_numbers_give_all_retrieved_urls(bot) -> None:
+    model = ScriptedModel([reply(fonts=[])])
+    result = bot(model).ask(PDF)
+    assert set(result.answer.fonts) == {s.url for s in result.sources}
+    assert REPORTS_URL in result.answer.fonts
+
+
+def test_model_saying_the_docs_lack_the_answer_is_a_refusal(bot) -> None:
+    model = ScriptedModel([reply(REFUSAL_TEXT, fonts=[], confianca="baixa")])
+    result = bot(model).ask("Com exporto un informe a PowerPoint?")
+    assert result.outcome == "refused_by_model"
+    assert result.answer.fonts == [] and result.answer.resposta == REFUSAL_TEXT
+
+
+def test_unsupported_answer_is_downgraded(bot) -> None:
+    invented = "Nubelia envia els informes per fax cada dilluns al director financer del client."
+    model = ScriptedModel([reply(invented, fonts=[1], confianca="alta")])
+    docubot = bot(model)
+    result = docubot.ask(PDF)
+    assert result.grounded is False
+    assert result.answer.confianca == "baixa"
+    assert "ungrounded" in logged(docubot, result.call_id).error
+
+
+def test_oversized_question_is_refused_before_any_call(bot) -> None:
+    model = ScriptedModel([reply()])
+    docubot = bot(model)
+    before = len(CallLog(docubot.settings.db_path).last(10_000))
+    with pytest.raises(QuestionError, match="characters long"):
+        docubot.ask("a" * 100_000)
+    with pytest.raises(QuestionError, match="empty"):
+        docubot.ask("   ")
+    assert model.calls == 0
+    assert len(CallLog(docubot.settings.db_path).last(10_000)) == before
+
+
+def test_small_window_drops_the_least_relevant_fragments(bot) -> None:
+    model = ScriptedModel([reply()], context_window=900)
+    result = bot(model, max_answer_tokens=200).ask(PDF)
+    sent = model.requests[0].messages[0].content
+    assert 1 <= sent.count("[Fragment ") < 4
+    assert model.count_tokens(model.requests[0].system + sent) <= 900 - 200
+    assert result.outcome == "answered"
+
+
+def test_default_retrieval_never_uses_the_archived_version(bot) -> None:
+    model = ScriptedModel([reply(fonts=[1])])
+    result = bot(model).ask("Quant de temps dura un token d'accés de l'API?")
+    assert {s.version for s in result.sources} == {"2026.2"}
+    old = bot(ScriptedModel([reply(fonts=[1])])).ask(
+        "Quant de temps dura un token d'accés de l'API?", version="2026.1"
+    )
+    assert {s.version for s in old.sources} == {"2026.1"}

@@ -1,0 +1,207 @@
+"""SQLiteStore with real e5 vectors: self-retrieval, upsert/delete, filters, cross-connection reads."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from docubot.config import Settings
+from docubot.embed.e5 import E5Embedder
+from docubot.store.base import EmbeddingModelMismatch, Record, StoreError
+from docubot.store.sqlite import SQLiteStore
+
+TEXTS = {
+    "auth--tokens--00": (
+        "[Autenticació > Tokens]\nEls tokens d'accés caduquen als 30 dies i es poden revocar des del perfil."
+    ),
+    "auth--v2026-1--tokens--00": (
+        "[Autenticació > Tokens]\nEls tokens d'accés caducaven als 90 dies a la versió antiga."
+    ),
+    "factures--pdf--00": "[Facturació > Factures]\nLes factures es generen el primer dia de cada mes en PDF.",
+    "guia--intro--00": "[Guia]\nBenvinguts a Nubelia, l'eina per gestionar tasques en equip.",
+}
+VERSIONS = {
+    "auth--tokens--00": ("2026.2", True),
+    "auth--v2026-1--tokens--00": ("2026.1", False),
+    "factures--pdf--00": ("2026.2", True),
+    "guia--intro--00": ("desconeguda", True),
+}
+
+
+@pytest.fixture(scope="module")
+def vectors(embedder: E5Embedder) -> dict[str, np.ndarray]:
+    ids = list(TEXTS)
+    return dict(zip(ids, embedder.embed_documents([TEXTS[i] for i in ids]), strict=True))
+
+
+def metadata(chunk_id: str, text: str) -> dict[str, object]:
+    version, latest = VERSIONS.get(chunk_id, ("2026.2", True))
+    page = chunk_id.split("--")[0]
+    return {
+        "url": f"wiki/{page}",
+        "page_title": page.capitalize(),
+        "section_title": text.split("\n")[0].strip("[]").split(" > ")[-1],
+        "section_path": text.split("\n")[0].strip("[]"),
+        "version": version,
+        "date": "2026-09-22",
+        "source_path": f"{page}.md",
+        "chunk_index": 0,
+        "content_hash": f"hash-{chunk_id}-{len(text)}",
+        "chunker_version": "1",
+        "latest": latest,
+    }
+
+
+def record(chunk_id: str, vectors: dict[str, np.ndarray], text: str | None = None) -> Record:
+    text = text or TEXTS[chunk_id]
+    return Record(chunk_id, text, metadata(chunk_id, text), vectors[chunk_id])
+
+
+@pytest.fixture
+def filled(store: SQLiteStore, vectors: dict[str, np.ndarray]) -> SQLiteStore:
+    store.upsert([record(i, vectors) for i in TEXTS])
+    return store
+
+
+def test_a_chunk_retrieves_itself(filled: SQLiteStore, vectors: dict[str, np.ndarray]) -> None:
+    for chunk_id in TEXTS:
+        [hit] = filled.query(vectors[chunk_id], k=1)
+        assert hit.id == chunk_id
+        assert hit.score >= 0.99
+        assert hit.text == TEXTS[chunk_id]
+
+
+def test_a_chunk_text_as_query_ranks_itself_first(
+    filled: SQLiteStore, embedder: E5Embedder, vectors: dict[str, np.ndarray]
+) -> None:
+    """With the e5 `query:` prefix the self-score is lower (about 0.94-0.96) but still the best."""
+    for chunk_id, text in TEXTS.items():
+        hits = filled.query(embedder.embed_query(text), k=len(TEXTS))
+        assert hits[0].id == chunk_id
+        assert hits[0].score == pytest.approx(float(vectors[chunk_id] @ embedder.embed_query(text)), abs=1e-5)
+        assert hits[0].score > 0.9
+        assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
+
+
+def test_semantic_query_in_catalan(filled: SQLiteStore, embedder: E5Embedder) -> None:
+    hits = filled.query(embedder.embed_query("Quan es generen les factures?"), k=1)
+    assert hits[0].id == "factures--pdf--00"
+
+
+def test_upsert_is_idempotent_and_replaces(filled: SQLiteStore, vectors: dict[str, np.ndarray]) -> None:
+    assert filled.count() == len(TEXTS)
+    filled.upsert([record(i, vectors) for i in TEXTS])
+    assert filled.count() == len(TEXTS)
+    new_text = "[Guia]\nBenvinguts a la nova Nubelia."
+    filled.upsert([record("guia--intro--00", vectors, text=new_text)])
+    assert filled.count() == len(TEXTS)
+    [stored] = filled.get(["guia--intro--00"])
+    assert stored.text == new_text
+    assert stored.metadata == metadata("guia--intro--00", new_text)
+
+
+def test_upsert_without_vector_is_refused(store: SQLiteStore) -> None:
+    with pytest.raises(StoreError, match="no vector"):
+        store.upsert([Record("x", "text", metadata("x", "[X]\ntext"))])
+    assert store.count() == 0
+
+
+def test_metadata_round_trip_keeps_types(filled: SQLiteStore) -> None:
+    stored = filled.all_metadata()
+    assert set(stored) == set(TEXTS)
+    for chunk_id, meta in stored.items():
+        assert meta == metadata(chunk_id, TEXTS[chunk_id])
+        assert isinstance(meta["latest"], bool)
+        assert isinstance(meta["chunk_index"], int)
+
+
+def test_delete_and_list_ids(filled: SQLiteStore, vectors: dict[str, np.ndarray]) -> None:
+    assert filled.list_ids() == set(TEXTS)
+    assert filled.delete(["factures--pdf--00", "no-existeix"]) == 1
+    assert filled.list_ids() == set(TEXTS) - {"factures--pdf--00"}
+    assert filled.count() == len(TEXTS) - 1
+    assert filled.get(["factures--pdf--00"]) == []
+    assert all(h.id != "factures--pdf--00" for h in filled.query(vectors["factures--pdf--00"], k=10))
+    assert filled.delete([]) == 0
+
+
+def test_vectors_by_hash(filled: SQLiteStore, vectors: dict[str, np.ndarray]) -> None:
+    wanted = metadata("auth--tokens--00", TEXTS["auth--tokens--00"])["content_hash"]
+    found = filled.vectors_by_hash([wanted, "desconegut"])
+    assert set(found) == {wanted}
+    np.testing.assert_array_equal(found[wanted], vectors["auth--tokens--00"])
+
+
+def test_filters_version_and_latest(filled: SQLiteStore, vectors: dict[str, np.ndarray]) -> None:
+    query = vectors["auth--tokens--00"]
+    old = filled.query(query, k=10, filters={"version": "2026.1"})
+    assert [h.id for h in old] == ["auth--v2026-1--tokens--00"]
+    latest = filled.query(query, k=10, filters={"latest": True})
+    assert {h.id for h in latest} == set(TEXTS) - {"auth--v2026-1--tokens--00"}
+    archived = filled.query(query, k=10, filters={"latest": False})
+    assert [h.id for h in archived] == ["auth--v2026-1--tokens--00"]
+    both = filled.query(query, k=10, filters={"version": ["2026.1", "2026.2"], "url": "wiki/auth"})
+    assert {h.id for h in both} == {"auth--tokens--00", "auth--v2026-1--tokens--00"}
+    assert filled.query(query, k=10, filters={"version": "1999.1"}) == []
+    assert len(filled.query(query, k=2)) == 2
+
+
+def test_unknown_filter_field_is_an_error(filled: SQLiteStore, vectors: dict[str, np.ndarray]) -> None:
+    with pytest.raises(StoreError, match="unknown filter field 'idioma'"):
+        filled.query(vectors["auth--tokens--00"], k=3, filters={"idioma": "ca"})
+
+
+def test_query_on_an_empty_store(store: SQLiteStore, vectors: dict[str, np.ndarray]) -> None:
+    assert store.query(vectors["auth--tokens--00"], k=3) == []
+
+
+def test_a_second_instance_sees_the_first_ones_writes(
+    settings: Settings, filled: SQLiteStore, vectors: dict[str, np.ndarray]
+) -> None:
+    other = SQLiteStore(Path(settings.db_path))
+    try:
+        assert other.count() == len(TEXTS)
+        # `other` caches its search matrix; later writes by `filled` must still be seen.
+        assert {h.id for h in other.query(vectors["guia--intro--00"], k=10)} == set(TEXTS)
+        filled.delete(["guia--intro--00"])
+        assert "guia--intro--00" not in {h.id for h in other.query(vectors["guia--intro--00"], k=10)}
+        filled.upsert([record("guia--intro--00", vectors, text="[Guia]\nText renovat.")])
+        [hit] = other.query(vectors["guia--intro--00"], k=1)
+        assert (hit.id, hit.text) == ("guia--intro--00", "[Guia]\nText renovat.")
+        # and the other way round
+        other.delete(["factures--pdf--00"])
+        assert "factures--pdf--00" not in {h.id for h in filled.query(vectors["factures--pdf--00"], k=10)}
+    finally:
+        other.close()
+
+
+def test_embedding_model_mismatch(settings: Settings, store: SQLiteStore, embedder: E5Embedder) -> None:
+    store.check_embedding_model(embedder.name, embedder.dim)
+    store.check_embedding_model(embedder.name, embedder.dim)  # same model: fine
+    with pytest.raises(EmbeddingModelMismatch, match="text-embedding-3-small"):
+        store.check_embedding_model("text-embedding-3-small", 1536)
+    with pytest.raises(EmbeddingModelMismatch):
+        store.check_embedding_model(embedder.name, 768)
+    reopened = SQLiteStore(Path(settings.db_path))
+    try:
+        with pytest.raises(EmbeddingModelMismatch):
+            reopened.check_embedding_model("altre-model", embedder.dim)
+    finally:
+        reopened.close()
+    assert issubclass(EmbeddingModelMismatch, StoreError)
+
+
+def test_corpus_version_bumps_and_persists(settings: Settings, store: SQLiteStore) -> None:
+    assert store.corpus_version() == 0
+    assert store.bump_corpus_version() == 1
+    assert store.bump_corpus_version() == 2
+    assert store.corpus_version() == 2
+    reopened = SQLiteStore(Path(settings.db_path))
+    try:
+        assert reopened.corpus_version() == 2
+        assert reopened.bump_corpus_version() == 3
+    finally:
+        reopened.close()
+    assert store.corpus_version() == 3
