@@ -57,6 +57,8 @@ class Settings(BaseSettings):
 
     # Retrieval and answering
     top_k: int = Field(4, ge=1, le=50)
+    retrieval_mode: Literal["dense", "bm25", "hybrid"] = "hybrid"
+    rrf_k: int = Field(5, ge=1, description="Reciprocal-rank-fusion constant (measured: README).")
     refusal_threshold: float | None = Field(None, description="Override of the per-model calibrated floor.")
     max_question_chars: int = Field(2000, ge=10)
 
@@ -102,6 +104,10 @@ class Settings(BaseSettings):
     def db_path(self) -> Path:
         """The one SQLite file holding chunks, vectors, the call log and caches."""
         return self.home / "docubot.db"
+
+    @property
+    def keyword_index_dir(self) -> Path:
+        return self.home / "bm25"
 
     @property
     def model_dir(self) -> Path:

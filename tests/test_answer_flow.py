@@ -54,8 +54,13 @@ def test_off_topic_question_is_refused_without_calling_the_llm(bot) -> None:
     assert logged(docubot, result.call_id).outcome == "refused"
 
 
+def cite_last(request) -> str:
+    """A reply citing the last fragment shown, which is the most relevant one."""
+    return reply(fonts=[request.messages[0].content.count("[Fragment ")])
+
+
 def test_answer_sources_come_from_metadata_and_the_call_is_logged(bot) -> None:
-    model = ScriptedModel([reply(fonts=[1])])
+    model = ScriptedModel([cite_last])
     docubot = bot(model)
     result = docubot.ask(PDF)
     assert result.outcome == "answered"
@@ -64,10 +69,12 @@ def test_answer_sources_come_from_metadata_and_the_call_is_logged(bot) -> None:
         "Informes i exportació >"
     )
     prompt = model.requests[0].messages[0].content
-    assert prompt.startswith(
-        "<documentacio>\n[Fragment 1 | font: wiki/guies/informes-i-exportacio | secció: "
-    )
-    assert "\n---\n[Fragment 2 | " in prompt and prompt.endswith(f"Pregunta: {PDF}")
+    shown = prompt.count("[Fragment ")
+    assert prompt.startswith("<documentacio>\n[Fragment 1 | font: ") and shown >= 2
+    # The most relevant fragment comes last, nearest the question.
+    last = f"\n---\n[Fragment {shown} | font: {REPORTS_URL} | secció: Informes i exportació > "
+    assert last in prompt
+    assert prompt.endswith(f"Pregunta: {PDF}\n(Respon en català.)")
     call = logged(docubot, result.call_id)
     assert (call.outcome, call.prompt_version, call.provider) == ("answered", PROMPT_VERSION, "fake/scripted")
     assert call.retrieved[0]["score"] >= docubot.threshold and len(call.retrieved) == 4
@@ -177,10 +184,26 @@ def test_small_window_drops_the_least_relevant_fragments(bot) -> None:
 
 
 def test_default_retrieval_never_uses_the_archived_version(bot) -> None:
-    model = ScriptedModel([reply(fonts=[1])])
+    model = ScriptedModel([cite_last])
     result = bot(model).ask("Quant de temps dura un token d'accés de l'API?")
     assert {s.version for s in result.sources} == {"2026.2"}
-    old = bot(ScriptedModel([reply(fonts=[1])])).ask(
+    old = bot(ScriptedModel([cite_last])).ask(
         "Quant de temps dura un token d'accés de l'API?", version="2026.1"
     )
     assert {s.version for s in old.sources} == {"2026.1"}
+
+
+def test_a_wrong_fragment_number_is_repaired_from_the_answer_text(bot) -> None:
+    answer = (
+        "Ves a Configuració > Seguretat i fes clic a Envia l'enllaç de restabliment; "
+        "l'enllaç és vàlid 24 hores."
+    )
+
+    def cite_first(request) -> str:
+        return reply(answer, fonts=[1])
+
+    model = ScriptedModel([cite_first])
+    docubot = bot(model)
+    result = docubot.ask("Com restableixo la contrasenya?")
+    assert result.answer.fonts == ["wiki/administracio/seguretat-i-acces"]
+    assert "citations repaired" in logged(docubot, result.call_id).error

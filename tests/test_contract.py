@@ -3,20 +3,15 @@
 import pytest
 
 from docubot.rag.contract import ContractError, is_refusal_text, parse_model_output, sources_for
-from docubot.rag.prompt import REFUSAL_TEXT
+from docubot.rag.prompt import REFUSAL_TEXT, Fragment, fragments_from
 from docubot.rag.stream_json import FieldStreamer
 from docubot.store import Hit
 
 CATEGORIES = ["compte", "informes", "altres"]
 
 
-def _hit(url: str) -> Hit:
-    return Hit(
-        id=url,
-        text="[P > S]\ntext",
-        metadata={"url": url, "section_path": "P > S", "version": "1"},
-        score=0.9,
-    )
+def _fragment(url: str) -> Fragment:
+    return Fragment(url=url, section="P > S", text="text", hits=())
 
 
 def test_plain_json_parses() -> None:
@@ -61,13 +56,13 @@ def test_invalid_output_says_what_is_wrong(text: str, problem: str) -> None:
 
 
 def test_sources_are_sorted_urls_of_valid_cited_fragments() -> None:
-    hits = [_hit("wiki/b"), _hit("wiki/a"), _hit("wiki/b")]
-    assert sources_for([3, 2, 9, 0], hits) == (["wiki/a", "wiki/b"], [2, 3])
+    fragments = [_fragment("wiki/b"), _fragment("wiki/a"), _fragment("wiki/b")]
+    assert sources_for([3, 2, 9, 0], fragments) == (["wiki/a", "wiki/b"], [2, 3])
 
 
 def test_no_valid_citation_falls_back_to_all_retrieved_urls() -> None:
-    hits = [_hit("wiki/b"), _hit("wiki/a")]
-    assert sources_for([7], hits) == (["wiki/a", "wiki/b"], [])
+    fragments = [_fragment("wiki/b"), _fragment("wiki/a")]
+    assert sources_for([7], fragments) == (["wiki/a", "wiki/b"], [])
 
 
 def test_refusal_text_is_recognised_inside_a_longer_reply() -> None:
@@ -81,3 +76,19 @@ def test_field_streamer_decodes_resposta_across_arbitrary_deltas() -> None:
         streamer = FieldStreamer("resposta")
         text = "".join(streamer.feed(raw[i : i + size]) for i in range(0, len(raw), size))
         assert text == 'Ves a "Configuració"\nrapid'
+
+
+def test_chunks_of_one_section_are_stitched_in_order_without_their_overlap() -> None:
+    def hit(index: int, body: str, score: float) -> Hit:
+        meta = {"url": "wiki/s", "version": "1", "section_path": "S > A", "chunk_index": index}
+        return Hit(f"s--a--{index:02d}", f"[S > A]\n{body}", meta, score)
+
+    other = Hit(
+        "o--00", "[O]\nAltre.", {"url": "wiki/o", "version": "1", "section_path": "O", "chunk_index": 0}, 0.8
+    )
+    first = "Primer paràgraf llarg. Aquesta frase es repeteix al principi del següent."
+    second = "Aquesta frase es repeteix al principi del següent. I el final diu 24 hores."
+    fragments = fragments_from([hit(1, second, 0.9), other, hit(0, first, 0.85)])
+    assert [f.url for f in fragments] == ["wiki/s", "wiki/o"]
+    assert fragments[0].text == first + " I el final diu 24 hores."
+    assert len(fragments[0].hits) == 2

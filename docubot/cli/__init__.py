@@ -5,6 +5,7 @@ from __future__ import annotations
 import typer
 
 from docubot.cli import ask as _ask
+from docubot.cli import eval as _eval
 from docubot.cli import ingest as _ingest
 from docubot.cli import logs as _logs
 from docubot.cli import search as _search
@@ -20,6 +21,7 @@ _ingest.register(app)
 _search.register(app)
 _ask.register(app)
 _logs.register(app)
+_eval.register(app)
 
 
 def main() -> None:

@@ -23,10 +23,11 @@ def ask_command(
     llm: str = typer.Option(None, "--llm", help="local | openai | anthropic | none (default: DOCUBOT_LLM)."),
     version: str = typer.Option(LATEST, "--version", help="'latest' (default), 'all', or a version."),
     k: int = typer.Option(None, "--k", min=1, max=50, help="Fragments to retrieve."),
+    mode: str = typer.Option(None, "--mode", help="dense | bm25 | hybrid (default: DOCUBOT_RETRIEVAL_MODE)."),
     as_json: bool = typer.Option(False, "--json", help="Print the contract and source details as JSON."),
 ) -> None:
     """Answer QUESTION from the ingested docs, or say the docs do not cover it."""
-    settings = load_settings(llm=llm, top_k=k)
+    settings = load_settings(llm=llm, top_k=k, retrieval_mode=mode)
     try:
         bot = DocuBot(settings)
     except (ProviderError, ModelFileError, StoreError) as exc:

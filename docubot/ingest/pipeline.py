@@ -23,6 +23,7 @@ from docubot.embed import Embedder
 from docubot.ingest.chunk import Chunk, ChunkLimits, chunk_page, slugify
 from docubot.ingest.files import PageFile, PageReadError, find_pages, read_page
 from docubot.ingest.parse import UNKNOWN, Page, PageMeta, parse_page
+from docubot.rag.keyword import KeywordIndex
 from docubot.store import Record, VectorStore
 
 ProgressCallback = Callable[[int, int], None]
@@ -158,6 +159,7 @@ def _ingest_locked(
     store.delete(plan.orphans)
     if to_write or plan.changed_metadata or plan.orphans:
         report.corpus_version = store.bump_corpus_version()
+        KeywordIndex(settings.keyword_index_dir).rebuild(store)
         corpus_changed(settings.db_path, report.corpus_version)
     else:
         report.corpus_version = store.corpus_version()

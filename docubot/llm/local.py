@@ -7,6 +7,7 @@ prefix (the system prompt) from one call to the next.
 
 from __future__ import annotations
 
+import atexit
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -66,6 +67,15 @@ class LocalModel:
     def _prompt_tokens(self, messages: list[dict[str, str]]) -> int:
         # ChatML adds about 4 tokens of markup per message around the contents.
         return sum(self.count_tokens(m["content"]) + 4 for m in messages) + 3
+
+
+@atexit.register
+def _close_models() -> None:
+    """Free the models before interpreter teardown (llama.cpp cannot free them after it)."""
+    with _models_lock:
+        for model in _models.values():
+            model.close()
+        _models.clear()
 
 
 def _load(path: Path, context_window: int, threads: int) -> Any:

@@ -36,9 +36,17 @@ from docubot.rag.contract import (
     sources_for,
 )
 from docubot.rag.extractive import extractive_answer
-from docubot.rag.grounding import check_grounding
-from docubot.rag.prompt import PROMPT_VERSION, answer_schema, system_prompt, user_message
-from docubot.rag.retrieve import LATEST, build_filters
+from docubot.rag.grounding import check_grounding, repair_citations
+from docubot.rag.keyword import KeywordIndex
+from docubot.rag.prompt import (
+    PROMPT_VERSION,
+    Fragment,
+    answer_schema,
+    fragments_from,
+    system_prompt,
+    user_message,
+)
+from docubot.rag.retrieve import LATEST, Mode, build_filters, retrieve
 from docubot.rag.stream_json import FieldStreamer
 from docubot.rag.threshold import refusal_threshold
 from docubot.store import Hit, VectorStore, open_store
@@ -108,6 +116,7 @@ class DocuBot:
         self.store = store or open_store(self.settings)
         self.chat_model = make_chat_model(self.settings) if chat_model is _UNSET else chat_model
         self.call_log = CallLog(self.settings.db_path)
+        self.keyword_index = KeywordIndex(self.settings.keyword_index_dir)
         self.threshold = refusal_threshold(self.settings, self.embedder.name)
 
     @property
@@ -120,23 +129,32 @@ class DocuBot:
         *,
         version: str = LATEST,
         filters: Mapping[str, Any] | None = None,
+        mode: Mode | None = None,
         on_text: Callable[[str], None] | None = None,
         on_status: Status | None = None,
     ) -> AskResult:
-        """Answer `question` from the docs. `on_text` receives the answer text as it streams."""
+        """Answer `question` from the docs. `on_text` receives the answer text as it streams;
+        `mode` overrides the configured retrieval mode (dense, bm25, hybrid)."""
         question = self._validated(question)
         status = on_status or (lambda _: None)
         started = time.perf_counter()
         self.store.check_embedding_model(self.embedder.name, self.embedder.dim)
         query_filters = build_filters(version, filters)
-        hits = self.store.query(self.embedder.embed_query(question), self.settings.top_k, query_filters)
-        retrieval_ms = _ms_since(started)
-        status(
-            f"retrieval: {len(hits)} fragments, best similarity {hits[0].score:.3f}"
-            if hits
-            else "retrieval: none"
+        hits = retrieve(
+            question,
+            self.embedder,
+            self.store,
+            self.settings.top_k,
+            version,
+            filters,
+            mode=mode or self.settings.retrieval_mode,
+            keyword_index=self.keyword_index,
+            rrf_k=self.settings.rrf_k,
         )
-        if not hits or hits[0].score < self.threshold:
+        retrieval_ms = _ms_since(started)
+        best = max((h.score for h in hits), default=0.0)
+        status(f"retrieval: {len(hits)} chunks, best similarity {best:.3f}")
+        if best < self.threshold:
             result = AskResult(refusal(), [], "refused", self.provider)
             if on_text:
                 on_text(result.answer.resposta)
@@ -178,11 +196,13 @@ class DocuBot:
         on_text: Callable[[str], None] | None,
         status: Status,
     ) -> AskResult:
-        hits = self._fit_window(question, hits, model)
+        # Least relevant first: the small local model follows the fragment nearest the question
+        # (measured on the sample docs: README). Numbers and sources follow this order.
+        fragments = list(reversed(self._fit_window(question, fragments_from(hits), model)))
         request = ChatRequest(
             system=system_prompt(self.settings.categories),
-            messages=(Message("user", user_message(question, hits)),),
-            json_schema=answer_schema(self.settings.categories, len(hits)),
+            messages=(Message("user", user_message(question, fragments)),),
+            json_schema=answer_schema(self.settings.categories, len(fragments)),
             max_tokens=self.settings.max_answer_tokens,
             temperature=self.settings.temperature,
         )
@@ -215,35 +235,41 @@ class DocuBot:
             return AskResult(
                 answer, _sources(hits[:2]), "fallback", model.name, usage, timings_ms=timings, error=error
             )
-        return self._finish(output, hits, model, usage, timings, error)
-
-    def _finish(
-        self,
-        output: ModelOutput,
-        hits: list[Hit],
-        model: ChatModel,
-        usage: Usage,
-        timings: dict[str, float],
-        error: str | None,
-    ) -> AskResult:
         if is_refusal_text(output.resposta) or (not output.fonts and output.confianca == "baixa"):
             return AskResult(
                 refusal(), [], "refused_by_model", model.name, usage, timings_ms=timings, error=error
             )
-        urls, cited = sources_for(output.fonts, hits)
-        cited_hits = [hits[n - 1] for n in cited] or hits
-        grounding = check_grounding(output.resposta, [h.text for h in cited_hits])
+        return self._answered(output, fragments, model.name, usage, timings, error)
+
+    def _answered(
+        self,
+        output: ModelOutput,
+        fragments: list[Fragment],
+        provider: str,
+        usage: Usage,
+        timings: dict[str, float],
+        error: str | None,
+    ) -> AskResult:
+        """The contract from valid model output: sources from metadata, confidence checked."""
+        _, valid = sources_for(output.fonts, fragments)
+        numbers = repair_citations(output.resposta, [f.text for f in fragments], valid)
+        if numbers != valid:
+            error = f"citations repaired: model cited {output.fonts}, the answer comes from {numbers}"
+        urls, cited = sources_for(numbers, fragments)
+        cited_fragments = [fragments[n - 1] for n in cited] or fragments
+        grounding = check_grounding(output.resposta, [f.text for f in cited_fragments])
         confidence = output.confianca if grounding.supported else "baixa"
         answer = Answer(
             categoria=output.categoria, resposta=output.resposta, fonts=urls, confianca=confidence
         )
         if not grounding.supported:
             error = f"ungrounded: {grounding.unsupported_sentences}"
+        cited_hits = sorted((h for f in cited_fragments for h in f.hits), key=lambda h: -h.score)
         return AskResult(
             answer,
             _sources(cited_hits),
             "answered",
-            model.name,
+            provider,
             usage,
             grounding.supported,
             None,
@@ -271,23 +297,30 @@ class DocuBot:
                 return complete(model, request, _answer_text_forwarder(on_text))
         raise AssertionError("unreachable")
 
-    def _fit_window(self, question: str, hits: list[Hit], model: ChatModel) -> list[Hit]:
+    def _fit_window(self, question: str, fragments: list[Fragment], model: ChatModel) -> list[Fragment]:
         """Drop the least relevant fragments until the prompt leaves room for the answer."""
-        system = system_prompt(self.settings.categories)
+        system_tokens = model.count_tokens(system_prompt(self.settings.categories))
         room = model.context_window - self.settings.max_answer_tokens - 16
         while (
-            len(hits) > 1
-            and model.count_tokens(system) + model.count_tokens(user_message(question, hits)) > room
+            len(fragments) > 1
+            and system_tokens + model.count_tokens(user_message(question, fragments)) > room
         ):
-            hits = hits[:-1]
-        return hits
+            fragments = fragments[:-1]
+        return fragments
 
     def _log(self, question: str, filters: dict[str, Any], hits: Sequence[Hit], result: AskResult) -> None:
         result.call_id = self.call_log.record(
             CallRecord(
                 question=question,
                 filters=filters,
-                retrieved=[{"id": h.id, "score": round(h.score, 4)} for h in hits],
+                retrieved=[
+                    {
+                        "id": h.id,
+                        "score": round(h.score, 4),
+                        "bm25": None if h.keyword_score is None else round(h.keyword_score, 3),
+                    }
+                    for h in hits
+                ],
                 prompt_version=PROMPT_VERSION,
                 provider=result.provider,
                 outcome=result.outcome,

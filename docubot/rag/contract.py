@@ -9,8 +9,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field, ValidationError, field_validator
 
-from docubot.rag.prompt import REFUSAL_TEXT
-from docubot.store import Hit
+from docubot.rag.prompt import REFUSAL_TEXT, Fragment
 
 Confidence = Literal["alta", "mitjana", "baixa"]
 
@@ -74,11 +73,11 @@ def is_refusal_text(text: str) -> bool:
     return _normalise(REFUSAL_TEXT) in _normalise(text)
 
 
-def sources_for(numbers: Sequence[int], hits: Sequence[Hit]) -> tuple[list[str], list[int]]:
-    """Sorted urls of the cited fragments and the valid numbers; no valid number → all retrieved urls."""
-    valid = sorted({n for n in numbers if 1 <= n <= len(hits)})
-    cited = valid or list(range(1, len(hits) + 1))
-    return sorted({hits[n - 1].metadata["url"] for n in cited}), valid
+def sources_for(numbers: Sequence[int], fragments: Sequence[Fragment]) -> tuple[list[str], list[int]]:
+    """Sorted urls of the cited fragments and the valid numbers; no valid number → all shown urls."""
+    valid = sorted({n for n in numbers if 1 <= n <= len(fragments)})
+    cited = valid or list(range(1, len(fragments) + 1))
+    return sorted({fragments[n - 1].url for n in cited}), valid
 
 
 def _fragment_number(value: object) -> int | None:

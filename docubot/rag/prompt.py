@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from docubot.rag.text import detect_language
@@ -41,24 +42,68 @@ def system_prompt(categories: Sequence[str]) -> str:
     )
 
 
-def documentation_block(hits: Sequence[Hit]) -> str:
-    """The retrieved fragments, numbered from 1, with their url and [Page > Section]."""
-    parts = []
-    for number, hit in enumerate(hits, 1):
-        body = hit.text.split("\n", 1)[1] if hit.text.startswith("[") and "\n" in hit.text else hit.text
-        parts.append(
-            f"[Fragment {number} | font: {hit.metadata['url']} | secció: {hit.metadata['section_path']}]\n"
-            f"{body.strip()}"
-        )
+@dataclass(frozen=True)
+class Fragment:
+    """One section as shown to the model: its retrieved chunks stitched in document order."""
+
+    url: str
+    section: str
+    text: str
+    hits: tuple[Hit, ...]
+
+
+def fragments_from(hits: Sequence[Hit]) -> list[Fragment]:
+    """Group hits by page section (first-ranked section first), chunks in order, overlaps removed."""
+    groups: dict[tuple[str, str, str], list[Hit]] = {}
+    for hit in hits:
+        key = (hit.metadata["url"], hit.metadata["version"], hit.metadata["section_path"])
+        groups.setdefault(key, []).append(hit)
+    fragments = []
+    for (url, _, section), members in groups.items():
+        ordered = sorted(members, key=lambda h: h.metadata["chunk_index"])
+        text = ""
+        for hit in ordered:
+            text = _join_without_overlap(text, _body(hit.text)) if text else _body(hit.text)
+        fragments.append(Fragment(url, section, text, tuple(members)))
+    return fragments
+
+
+def documentation_block(fragments: Sequence[Fragment]) -> str:
+    """The fragments, numbered from 1, with their url and [Page > Section]."""
+    parts = [
+        f"[Fragment {number} | font: {f.url} | secció: {f.section}]\n{f.text}"
+        for number, f in enumerate(fragments, 1)
+    ]
     return "<documentacio>\n" + "\n---\n".join(parts) + "\n</documentacio>"
 
 
-LANGUAGE_NAMES = {"ca": "català", "es": "castellà", "en": "anglès"}
+def _body(chunk_text: str) -> str:
+    """A chunk's text without its `[Page > Section]` breadcrumb line."""
+    if chunk_text.startswith("[") and "\n" in chunk_text:
+        return chunk_text.split("\n", 1)[1].strip()
+    return chunk_text.strip()
 
 
-def user_message(question: str, hits: Sequence[Hit]) -> str:
-    language = LANGUAGE_NAMES[detect_language(question)]
-    return f"{documentation_block(hits)}\n\nPregunta: {question}\n(Respon en {language}.)"
+def _join_without_overlap(first: str, second: str) -> str:
+    """`first` + `second`, dropping the start of `second` that repeats the end of `first`."""
+    for size in range(min(len(first), len(second)), 15, -1):
+        if first.endswith(second[:size]):
+            return f"{first}{second[size:]}"
+    return f"{first}\n\n{second}"
+
+
+ANSWER_LANGUAGE = {
+    # Said in the answer's own language: the small model follows that far better than a Catalan
+    # instruction naming another language.
+    "ca": "Respon en català.",
+    "es": "Responde en castellano: traduce la información de los fragmentos al castellano.",
+    "en": "Answer in English: translate the information in the fragments into English.",
+}
+
+
+def user_message(question: str, fragments: Sequence[Fragment]) -> str:
+    instruction = ANSWER_LANGUAGE[detect_language(question)]
+    return f"{documentation_block(fragments)}\n\nPregunta: {question}\n({instruction})"
 
 
 def answer_schema(categories: Sequence[str], fragments: int) -> dict[str, Any]:

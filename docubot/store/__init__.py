@@ -11,6 +11,8 @@ from docubot.store.base import (
     Record,
     StoreError,
     VectorStore,
+    validate_filters,
+    validate_filters_for,
 )
 
 __all__ = [
@@ -22,6 +24,8 @@ __all__ = [
     "StoreError",
     "VectorStore",
     "open_store",
+    "validate_filters",
+    "validate_filters_for",
 ]
 
 

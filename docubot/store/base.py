@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -53,6 +53,9 @@ class Hit:
     text: str
     metadata: dict[str, Any]
     score: float
+    """Cosine similarity to the question (whatever ranked the hit): the refusal signal."""
+    keyword_score: float | None = None
+    """BM25 score, when keyword search took part."""
 
 
 class VectorStore(Protocol):
@@ -66,6 +69,10 @@ class VectorStore(Protocol):
 
     def query(self, vector: np.ndarray, k: int, filters: Filters | None = None) -> list[Hit]:
         """The `k` most similar records by cosine, best first, among those matching `filters`."""
+        ...
+
+    def similarities(self, vector: np.ndarray, ids: Iterable[str]) -> dict[str, float]:
+        """Cosine similarity of `vector` to each of these stored ids."""
         ...
 
     def get(self, ids: Iterable[str]) -> list[Record]:
@@ -116,3 +123,13 @@ def _as_text(value: object) -> str:
     if isinstance(value, bool):
         return "1" if value else "0"
     return str(value)
+
+
+def validate_filters_for(filters: Filters | None) -> Callable[[Mapping[str, Any]], bool]:
+    """A predicate telling whether a record's metadata passes `filters`."""
+    wanted = validate_filters(filters)
+
+    def matches(metadata: Mapping[str, Any]) -> bool:
+        return all(_as_text(metadata.get(name)) in values for name, values in wanted.items())
+
+    return matches

@@ -131,6 +131,15 @@ class SQLiteStore:
                 hits.append(Hit(record.id, record.text, record.metadata, float(scores[i])))
         return hits
 
+    def similarities(self, vector: np.ndarray, ids: Iterable[str]) -> dict[str, float]:
+        matrix = self._current_matrix()
+        rows = {chunk_id: i for i, chunk_id in enumerate(matrix.ids)}
+        wanted = [(chunk_id, rows[chunk_id]) for chunk_id in ids if chunk_id in rows]
+        if not wanted:
+            return {}
+        scores = matrix.vectors[[i for _, i in wanted]] @ np.asarray(vector, dtype=np.float32)
+        return {chunk_id: float(score) for (chunk_id, _), score in zip(wanted, scores, strict=True)}
+
     def get(self, ids: Iterable[str]) -> list[Record]:
         id_list = list(ids)
         out: list[Record] = []

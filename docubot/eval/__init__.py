@@ -1,0 +1,1 @@
+"""DocuBot measuring itself: retrieval, refusal and answer evaluation on labelled sets."""

@@ -1,0 +1,107 @@
+"""`docubot eval retrieval` and `docubot eval refusal`: measured on a labelled set."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from docubot.eval.metrics import ThresholdPoint, auroc, mrr, pick_threshold, recall_at, sweep
+from docubot.eval.sets import RetrievalCase
+from docubot.store import Hit
+
+Search = Callable[[str, int], list[Hit]]
+"""question, k → hits, best first."""
+
+KS = (1, 3, 5, 10)
+
+
+@dataclass
+class CaseOutcome:
+    case: RetrievalCase
+    rank: int | None
+    scores: list[float]
+    top_sections: list[str]
+    keyword_scores: list[float] = field(default_factory=list)
+
+    @property
+    def best(self) -> float:
+        """The highest cosine similarity among the retrieved chunks (the refusal signal)."""
+        return max(self.scores, default=0.0)
+
+    @property
+    def margin(self) -> float:
+        ordered = sorted(self.scores, reverse=True)
+        return ordered[0] - ordered[1] if len(ordered) > 1 else self.best
+
+    @property
+    def best_keyword(self) -> float:
+        return max(self.keyword_scores, default=0.0)
+
+
+@dataclass
+class RetrievalReport:
+    outcomes: list[CaseOutcome]
+    metrics: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def answerable(self) -> list[CaseOutcome]:
+        return [o for o in self.outcomes if o.case.answerable]
+
+    @property
+    def misses(self) -> list[CaseOutcome]:
+        return [o for o in self.answerable if o.rank is None or o.rank > 5]
+
+
+def run_cases(cases: Sequence[RetrievalCase], search: Search, k: int = 10, progress=None) -> RetrievalReport:
+    """Retrieve for every case; rank = position of the first chunk from a gold section."""
+    outcomes = []
+    for case in cases:
+        hits = search(case.question, k)
+        gold = {(g.url, g.section) for g in case.gold}
+        rank = next(
+            (i for i, h in enumerate(hits, 1) if (h.metadata["url"], h.metadata["section_path"]) in gold),
+            None,
+        )
+        outcomes.append(
+            CaseOutcome(
+                case,
+                rank,
+                [h.score for h in hits],
+                [h.metadata["section_path"] for h in hits],
+                [h.keyword_score or 0.0 for h in hits],
+            )
+        )
+        if progress:
+            progress()
+    report = RetrievalReport(outcomes)
+    ranks = [o.rank for o in report.answerable]
+    report.metrics = {f"recall@{k}": round(recall_at(ranks, k), 4) for k in KS}
+    report.metrics["mrr"] = round(mrr(ranks), 4)
+    report.metrics["questions"] = len(ranks)
+    return report
+
+
+@dataclass
+class SignalResult:
+    name: str
+    auroc: float
+    chosen: ThresholdPoint | None
+    points: list[ThresholdPoint]
+
+
+def refusal_signals(report: RetrievalReport, min_precision: float) -> list[SignalResult]:
+    """How well each retrieval signal separates answerable from unanswerable questions."""
+    signals: dict[str, Callable[[CaseOutcome], float]] = {
+        "best_similarity": lambda o: o.best,
+        "margin_top1_top2": lambda o: o.margin,
+        "best_bm25": lambda o: o.best_keyword,
+    }
+    results = []
+    for name, signal in signals.items():
+        good = [signal(o) for o in report.outcomes if o.case.answerable]
+        bad = [signal(o) for o in report.outcomes if not o.case.answerable]
+        points = sweep(good, bad)
+        results.append(
+            SignalResult(name, round(auroc(good, bad), 4), pick_threshold(points, min_precision), points)
+        )
+    return results

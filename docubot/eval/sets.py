@@ -1,0 +1,63 @@
+"""Loading the labelled sets (format: evals/README.md)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+
+class EvalSetError(Exception):
+    """A labelled set is missing or malformed."""
+
+
+@dataclass(frozen=True)
+class Gold:
+    url: str
+    section: str
+
+
+@dataclass(frozen=True)
+class RetrievalCase:
+    id: str
+    question: str
+    lang: str
+    answerable: bool
+    gold: tuple[Gold, ...]
+    facts: tuple[str, ...]
+    kind: str = ""
+
+
+def load_retrieval_set(folder: Path) -> list[RetrievalCase]:
+    """`<folder>/retrieval.jsonl` as cases; a clear error names the bad line."""
+    cases = []
+    for number, data in _jsonl(folder / "retrieval.jsonl"):
+        try:
+            cases.append(
+                RetrievalCase(
+                    id=str(data["id"]),
+                    question=str(data["question"]),
+                    lang=str(data.get("lang", "")),
+                    answerable=bool(data["answerable"]),
+                    gold=tuple(Gold(g["url"], g["section"]) for g in data.get("gold", [])),
+                    facts=tuple(data.get("facts", [])),
+                    kind=str(data.get("kind", "")),
+                )
+            )
+        except (KeyError, TypeError) as exc:
+            raise EvalSetError(f"retrieval.jsonl line {number}: missing or bad field {exc}") from exc
+    return cases
+
+
+def _jsonl(path: Path) -> list[tuple[int, dict]]:
+    if not path.exists():
+        raise EvalSetError(f"labelled set not found: {path}")
+    rows = []
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            rows.append((number, json.loads(line)))
+        except json.JSONDecodeError as exc:
+            raise EvalSetError(f"{path.name} line {number}: invalid JSON ({exc.msg})") from exc
+    return rows

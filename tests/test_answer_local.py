@@ -1,0 +1,103 @@
+"""Answering end to end with the real local model (Qwen2.5-Coder-1.5B, llama.cpp) on the sample docs.
+
+Slow (tens of seconds an answer on 2 cores): marked `llm`. These are the cases the product must hold.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from docubot.llm.local import LocalModel
+from docubot.rag.answer import DocuBot
+from docubot.rag.prompt import REFUSAL_TEXT
+from docubot.rag.text import fold
+
+pytestmark = pytest.mark.llm
+
+
+class Counting:
+    """Wraps the real model and counts the calls that reach it."""
+
+    def __init__(self, model: LocalModel) -> None:
+        self.model = model
+        self.name = model.name
+        self.context_window = model.context_window
+        self.calls = 0
+
+    def count_tokens(self, text: str) -> int:
+        return self.model.count_tokens(text)
+
+    def stream(self, request):
+        self.calls += 1
+        return self.model.stream(request)
+
+
+@pytest.fixture(scope="module")
+def local_model(sample_settings_module) -> LocalModel:
+    s = sample_settings_module
+    return LocalModel(s.model_dir, s.context_window, s.cpu_threads())
+
+
+@pytest.fixture(scope="module")
+def sample_settings_module(sample_home):
+    from docubot.config import Settings
+    from tests.corpus_fixtures import MODELS_DIR
+
+    return Settings(home=sample_home, llm="local", models_dir=MODELS_DIR, llm_backoff_s=0.001)
+
+
+@pytest.fixture
+def ask(sample_settings_module, embedder, local_model):
+    model = Counting(local_model)
+
+    def run(question: str):
+        bot = DocuBot(sample_settings_module, embedder=embedder, chat_model=model)
+        return bot.ask(question), model
+
+    return run
+
+
+def test_pdf_export_is_said_unsupported_with_the_reports_page_as_source(ask) -> None:
+    result, model = ask("Com exporto un informe de projecte a PDF?")
+    text = fold(result.answer.resposta)
+    assert model.calls == 1 and result.outcome == "answered"
+    assert "wiki/guies/informes-i-exportacio" in result.answer.fonts
+    assert "csv" in text or "excel" in text
+    assert "pdf" not in text or re.search(r"pdf (no|not)|no .*pdf|no esta disponible|not supported", text)
+
+
+def test_password_reset_points_to_the_security_settings(ask) -> None:
+    result, _ = ask("Com restableixo la contrasenya?")
+    assert result.outcome == "answered"
+    assert "configuracio > seguretat" in fold(result.answer.resposta).replace("*", "")
+    assert "wiki/administracio/seguretat-i-acces" in result.answer.fonts
+
+
+def test_off_topic_question_gets_the_fixed_phrase_without_calling_the_model(ask) -> None:
+    result, model = ask("Què en penseu de l'últim fitxatge del Reial Madrid?")
+    assert model.calls == 0
+    assert result.answer.resposta == REFUSAL_TEXT and result.answer.fonts == []
+
+
+def test_a_spanish_question_gets_a_spanish_answer(ask) -> None:
+    result, _ = ask("¿Cómo elimino a un miembro del espacio de trabajo?")
+    words = set(re.findall(r"\w+", result.answer.resposta.lower()))
+    spanish = {
+        "el",
+        "los",
+        "para",
+        "del",
+        "miembro",
+        "puedes",
+        "y",
+        "en",
+        "de",
+        "la",
+        "selecciona",
+        "espacio",
+    }
+    catalan = {"els", "per", "membre", "pots", "i", "espai", "tria", "ves"}
+    assert len(words & spanish) > len(words & catalan), result.answer.resposta
+    assert "wiki/administracio/membres-i-permisos" in result.answer.fonts, result.error
