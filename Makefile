@@ -27,7 +27,7 @@ $(LLAMA_WHEEL):
 
 $(VENV)/.installed: pyproject.toml $(LLAMA_WHEEL)
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install -q --find-links $(WHEELHOUSE) -e '.[local,openai,anthropic,dev]'
+	$(PY) -m pip install -q --find-links $(WHEELHOUSE) -e '.[local,openai,anthropic,eval,dev]'
 	touch $@
 
 demo: setup

@@ -45,7 +45,7 @@ def retrieval_command(
     reports.mkdir(parents=True, exist_ok=True)
     results = {}
     for name in modes:
-        report, _ = _run(eval_set, as_json, name)
+        report, _ = _run(eval_set, as_json, name, k=10)
         title = f"Retrieval on {eval_set} ({name})"
         (reports / f"retrieval-{name}.md").write_text(retrieval_markdown(report, title))
         plot_recall(report, reports / f"retrieval-{name}.png")
@@ -69,7 +69,7 @@ def refusal_command(
     as_json: bool = typer.Option(False, "--json"),
 ) -> None:
     """Sweep the refusal threshold over answerable vs unanswerable questions; pick one for --target."""
-    report, settings = _run(eval_set, as_json, None)
+    report, settings = _run(eval_set, as_json, None, k=None)
     if not any(not o.case.answerable for o in report.outcomes):
         fail("the set has no unanswerable questions; refusal cannot be measured")
     signals = refusal_signals(report, target)
@@ -104,7 +104,8 @@ def refusal_command(
         )
 
 
-def _run(eval_set: Path, quiet: bool, mode: str | None) -> tuple[RetrievalReport, Settings]:
+def _run(eval_set: Path, quiet: bool, mode: str | None, k: int | None) -> tuple[RetrievalReport, Settings]:
+    """Retrieve for every case; `k=None` means the answering depth (top_k), as refusal sees it."""
     settings = load_settings(retrieval_mode=mode)
     try:
         cases = load_retrieval_set(eval_set)
@@ -121,9 +122,16 @@ def _run(eval_set: Path, quiet: bool, mode: str | None) -> tuple[RetrievalReport
             keyword_index = KeywordIndex(settings.keyword_index_dir)
             report = run_cases(
                 cases,
-                lambda q, k: retrieve(
-                    q, embedder, store, k, mode=settings.retrieval_mode, keyword_index=keyword_index
+                lambda q, depth: retrieve(
+                    q,
+                    embedder,
+                    store,
+                    depth,
+                    mode=settings.retrieval_mode,
+                    keyword_index=keyword_index,
+                    rrf_k=settings.rrf_k,
                 ),
+                k=k or settings.top_k,
                 progress=lambda: bar.advance(task),
             )
     except StoreError as exc:
