@@ -32,9 +32,12 @@ CREATE TABLE IF NOT EXISTS calls (
     outcome TEXT NOT NULL,
     grounded INTEGER,
     error TEXT,
-    attempts INTEGER NOT NULL DEFAULT 1
+    attempts INTEGER NOT NULL DEFAULT 1,
+    retrieval_question TEXT
 );
 """
+_ADDED_COLUMNS = {"retrieval_question": "TEXT"}
+"""Columns added after the first release: created on older files when opened."""
 
 
 @dataclass
@@ -54,6 +57,8 @@ class CallRecord:
     grounded: bool | None = None
     error: str | None = None
     attempts: int = 1
+    retrieval_question: str | None = None
+    """The standalone rewrite of a follow-up, when retrieval used one."""
     ts: float = field(default_factory=time.time)
     id: int | None = None
 
@@ -62,6 +67,10 @@ class CallLog:
     def __init__(self, db_path: Path) -> None:
         self._conn = connect(db_path)
         self._conn.executescript(_SCHEMA)
+        existing = {row[1] for row in self._conn.execute("PRAGMA table_info(calls)")}
+        for name, kind in _ADDED_COLUMNS.items():
+            if name not in existing:
+                self._conn.execute(f"ALTER TABLE calls ADD COLUMN {name} {kind}")
 
     def record(self, call: CallRecord) -> int:
         data = asdict(call)

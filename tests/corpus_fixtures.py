@@ -39,3 +39,12 @@ def sample_home(tmp_path_factory: pytest.TempPathFactory, embedder: E5Embedder) 
 def sample_settings(sample_home: Path) -> Settings:
     """Settings on the shared sample store: no LLM, instant backoff, the machine's model folder."""
     return Settings(home=sample_home, llm="none", llm_backoff_s=0.001, models_dir=MODELS_DIR)
+
+
+@pytest.fixture(scope="session")
+def local_model():
+    """The real local chat model (Qwen2.5-Coder-1.5B via llama.cpp), loaded once."""
+    from docubot.llm.local import LocalModel
+
+    settings = Settings(models_dir=MODELS_DIR)
+    return LocalModel(settings.model_dir, settings.context_window, settings.cpu_threads())

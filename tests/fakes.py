@@ -39,3 +39,47 @@ class ScriptedModel:
         for start in range(0, len(step), 7):
             yield StreamEvent(text=step[start : start + 7])
         yield StreamEvent(usage=Usage(self.count_tokens(request.system), self.count_tokens(step)))
+
+
+class ConversationModel(ScriptedModel):
+    """Answers each kind of request the conversation layer makes: rewrites, summaries, answers.
+
+    Rewrites return `rewrites[question]` (or the question), summaries a fixed text, answers a valid
+    contract citing the last (most relevant) fragment and echoing the question. Every request is kept.
+    """
+
+    def __init__(self, rewrites: dict[str, str] | None = None, context_window: int = 4096) -> None:
+        super().__init__([], context_window)
+        self.rewrites = rewrites or {}
+        self.summaries = 0
+        self.rewrite_calls = 0
+        self.fail_next: Exception | None = None
+
+    def stream(self, request: ChatRequest) -> Iterator[StreamEvent]:
+        if self.fail_next is not None:
+            error, self.fail_next = self.fail_next, None
+            self.requests.append(request)
+            raise error
+        self.steps = [self._reply(request)]
+        return super().stream(request)
+
+    def _reply(self, request: ChatRequest) -> str:
+        import json
+
+        if request.system.startswith("Reescriu"):
+            self.rewrite_calls += 1
+            question = request.messages[-1].content.rsplit("Última pregunta: ", 1)[-1].split("\n")[0]
+            return json.dumps({"pregunta": self.rewrites.get(question, question)})
+        if request.system.startswith("Resumeix"):
+            self.summaries += 1
+            return f"Resum {self.summaries}: l'usuari té el pla Business i el projecte Gavina."
+        shown = request.messages[-1].content.count("[Fragment ")
+        question = request.messages[-1].content.rsplit("Pregunta: ", 1)[-1].split("\n")[0]
+        return json.dumps(
+            {
+                "fonts": [shown],
+                "resposta": f"Resposta a: {question}",
+                "categoria": "altres",
+                "confianca": "alta",
+            }
+        )

@@ -9,7 +9,6 @@ import re
 
 import pytest
 
-from docubot.llm.local import LocalModel
 from docubot.rag.answer import DocuBot
 from docubot.rag.prompt import REFUSAL_TEXT
 from docubot.rag.text import fold
@@ -20,7 +19,7 @@ pytestmark = pytest.mark.llm
 class Counting:
     """Wraps the real model and counts the calls that reach it."""
 
-    def __init__(self, model: LocalModel) -> None:
+    def __init__(self, model) -> None:
         self.model = model
         self.name = model.name
         self.context_window = model.context_window
@@ -32,12 +31,6 @@ class Counting:
     def stream(self, request):
         self.calls += 1
         return self.model.stream(request)
-
-
-@pytest.fixture(scope="module")
-def local_model(sample_settings_module) -> LocalModel:
-    s = sample_settings_module
-    return LocalModel(s.model_dir, s.context_window, s.cpu_threads())
 
 
 @pytest.fixture(scope="module")

@@ -5,6 +5,8 @@ from __future__ import annotations
 import typer
 
 from docubot.cli import ask as _ask
+from docubot.cli import chat as _chat
+from docubot.cli import cost as _cost
 from docubot.cli import eval as _eval
 from docubot.cli import ingest as _ingest
 from docubot.cli import logs as _logs
@@ -22,6 +24,8 @@ _search.register(app)
 _ask.register(app)
 _logs.register(app)
 _eval.register(app)
+_cost.register(app)
+_chat.register(app)
 
 
 def main() -> None:

@@ -20,6 +20,7 @@ from docubot.llm import (
     ChatModel,
     ChatRequest,
     Completion,
+    ContextWindowError,
     Message,
     ProviderError,
     Usage,
@@ -72,6 +73,16 @@ class Source:
     similarity: float
 
 
+@dataclass(frozen=True)
+class TurnContext:
+    """What a conversation adds to a question: past messages (chosen by a history policy), extra
+    system context (user profile, running summary) and the standalone rewrite used for retrieval."""
+
+    history: tuple[Message, ...] = ()
+    system_extra: str = ""
+    retrieval_question: str | None = None
+
+
 @dataclass
 class AskResult:
     answer: Answer
@@ -85,6 +96,8 @@ class AskResult:
     timings_ms: dict[str, float] = field(default_factory=dict)
     error: str | None = None
     """What went wrong on the way (provider failure, broken contract, ungrounded sentences)."""
+    request: ChatRequest | None = None
+    """Exactly what the model was sent (None when it was not called)."""
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -132,16 +145,19 @@ class DocuBot:
         mode: Mode | None = None,
         on_text: Callable[[str], None] | None = None,
         on_status: Status | None = None,
+        context: TurnContext | None = None,
     ) -> AskResult:
         """Answer `question` from the docs. `on_text` receives the answer text as it streams;
-        `mode` overrides the configured retrieval mode (dense, bm25, hybrid)."""
+        `mode` overrides the configured retrieval mode (dense, bm25, hybrid); `context` carries a
+        conversation's history, profile and standalone rewrite."""
         question = self._validated(question)
+        context = context or TurnContext()
         status = on_status or (lambda _: None)
         started = time.perf_counter()
         self.store.check_embedding_model(self.embedder.name, self.embedder.dim)
         query_filters = build_filters(version, filters)
         hits = retrieve(
-            question,
+            context.retrieval_question or question,
             self.embedder,
             self.store,
             self.settings.top_k,
@@ -169,9 +185,9 @@ class DocuBot:
             if on_text:
                 on_text(result.answer.resposta)
         else:
-            result = self._generate(question, hits, self.chat_model, on_text, status)
+            result = self._generate(question, hits, self.chat_model, on_text, status, context)
         result.timings_ms.update(retrieval=retrieval_ms, total=_ms_since(started))
-        self._log(question, query_filters, hits, result)
+        self._log(question, query_filters, hits, result, context.retrieval_question)
         return result
 
     # -- steps ----------------------------------------------------------------------------------
@@ -195,17 +211,28 @@ class DocuBot:
         model: ChatModel,
         on_text: Callable[[str], None] | None,
         status: Status,
+        context: TurnContext,
     ) -> AskResult:
+        system = system_prompt(self.settings.categories)
+        if context.system_extra:
+            system = f"{system}\n\n{context.system_extra}"
+        try:
+            fragments, history = self._fit_window(
+                question, fragments_from(hits), context.history, system, model
+            )
+        except ContextWindowError as exc:
+            return self._fallback(question, hits, model.name, Usage(), {}, str(exc), status)
         # Least relevant first: the small local model follows the fragment nearest the question
         # (measured on the sample docs: README). Numbers and sources follow this order.
-        fragments = list(reversed(self._fit_window(question, fragments_from(hits), model)))
+        fragments.reverse()
         request = ChatRequest(
-            system=system_prompt(self.settings.categories),
-            messages=(Message("user", user_message(question, fragments)),),
+            system=system,
+            messages=(*history, Message("user", user_message(question, fragments))),
             json_schema=answer_schema(self.settings.categories, len(fragments)),
             max_tokens=self.settings.max_answer_tokens,
             temperature=self.settings.temperature,
         )
+        sent = request
         usage = Usage()
         first_token: float | None = None
         error: str | None = None
@@ -228,18 +255,32 @@ class DocuBot:
                 request = _correction(request, completion.text, str(exc))
         timings = {"first_token": first_token * 1000} if first_token is not None else {}
         if output is None:
-            status(f"the model failed ({error}); answering from the fragments instead")
-            answer = extractive_answer(
-                question, hits, self.settings.categories, self.threshold, degraded=True
-            )
-            return AskResult(
-                answer, _sources(hits[:2]), "fallback", model.name, usage, timings_ms=timings, error=error
-            )
-        if is_refusal_text(output.resposta) or (not output.fonts and output.confianca == "baixa"):
-            return AskResult(
+            result = self._fallback(question, hits, model.name, usage, timings, error, status)
+        elif is_refusal_text(output.resposta) or (not output.fonts and output.confianca == "baixa"):
+            result = AskResult(
                 refusal(), [], "refused_by_model", model.name, usage, timings_ms=timings, error=error
             )
-        return self._answered(output, fragments, model.name, usage, timings, error)
+        else:
+            result = self._answered(output, fragments, model.name, usage, timings, error)
+        result.request = sent
+        return result
+
+    def _fallback(
+        self,
+        question: str,
+        hits: list[Hit],
+        provider: str,
+        usage: Usage,
+        timings: dict[str, float],
+        error: str | None,
+        status: Status,
+    ) -> AskResult:
+        """The extractive answer, with low confidence, when the model cannot give a valid one."""
+        status(f"the model failed ({error}); answering from the fragments instead")
+        answer = extractive_answer(question, hits, self.settings.categories, self.threshold, degraded=True)
+        return AskResult(
+            answer, _sources(hits[:2]), "fallback", provider, usage, timings_ms=timings, error=error
+        )
 
     def _answered(
         self,
@@ -297,18 +338,47 @@ class DocuBot:
                 return complete(model, request, _answer_text_forwarder(on_text))
         raise AssertionError("unreachable")
 
-    def _fit_window(self, question: str, fragments: list[Fragment], model: ChatModel) -> list[Fragment]:
-        """Drop the least relevant fragments until the prompt leaves room for the answer."""
-        system_tokens = model.count_tokens(system_prompt(self.settings.categories))
+    def _fit_window(
+        self,
+        question: str,
+        fragments: list[Fragment],
+        history: Sequence[Message],
+        system: str,
+        model: ChatModel,
+    ) -> tuple[list[Fragment], list[Message]]:
+        """Make the request fit the model's window with room for the answer: drop the oldest
+        history pairs first, then the least relevant fragments. Raises ContextWindowError when
+        even the system prompt, one fragment and the question do not fit."""
         room = model.context_window - self.settings.max_answer_tokens - 16
-        while (
-            len(fragments) > 1
-            and system_tokens + model.count_tokens(user_message(question, fragments)) > room
-        ):
-            fragments = fragments[:-1]
-        return fragments
+        fixed = model.count_tokens(system) + 8
 
-    def _log(self, question: str, filters: dict[str, Any], hits: Sequence[Hit], result: AskResult) -> None:
+        def size(frags: list[Fragment], past: Sequence[Message]) -> int:
+            return (
+                fixed
+                + sum(model.count_tokens(m.content) + 4 for m in past)
+                + model.count_tokens(user_message(question, frags))
+            )
+
+        past = list(history)
+        while past and size(fragments, past) > room:
+            past = past[2:]
+        while len(fragments) > 1 and size(fragments, past) > room:
+            fragments = fragments[:-1]
+        if size(fragments, past) > room:
+            raise ContextWindowError(
+                f"the question and its best fragment need {size(fragments, past)} tokens; "
+                f"the window leaves {room} (DOCUBOT_CONTEXT_WINDOW, DOCUBOT_MAX_ANSWER_TOKENS)"
+            )
+        return fragments, past
+
+    def _log(
+        self,
+        question: str,
+        filters: dict[str, Any],
+        hits: Sequence[Hit],
+        result: AskResult,
+        retrieval_question: str | None,
+    ) -> None:
         result.call_id = self.call_log.record(
             CallRecord(
                 question=question,
@@ -332,6 +402,7 @@ class DocuBot:
                 total_ms=result.timings_ms.get("total", 0.0),
                 grounded=result.grounded,
                 error=result.error,
+                retrieval_question=retrieval_question,
             )
         )
 

@@ -202,14 +202,12 @@ _LANGUAGE_MARKERS = {
     "en": frozenset(
         [
             "the",
-            "a",
             "an",
             "with",
             "for",
             "how",
             "what",
             "can",
-            "i",
             "you",
             "is",
             "are",

@@ -1,0 +1,1 @@
+"""Conversations: history, policies, rewriting, profile, cost."""
