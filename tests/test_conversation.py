@@ -6,7 +6,13 @@ import pytest
 
 from docubot.calllog import CallLog
 from docubot.chat.conversation import Conversation, PolicyError, make_policy
-from docubot.chat.policies import ConversationState, LastTurnsPolicy, TokenBudgetPolicy, TurnScores
+from docubot.chat.policies import (
+    ConversationState,
+    LastTurnsPolicy,
+    SummaryPolicy,
+    TokenBudgetPolicy,
+    TurnScores,
+)
 from docubot.chat.rewrite import needs_rewrite
 from docubot.llm import Message, ProviderError
 from docubot.rag.answer import DocuBot
@@ -57,16 +63,16 @@ def test_system_prompt_travels_apart_and_documentation_stays_in_its_turn(chat) -
     assert "<documentacio>" in sent[3]["content"]
 
 
-def test_follow_up_is_rewritten_for_retrieval_only_and_logged(chat) -> None:
+def test_follow_up_is_rewritten_for_retrieval_and_logged(chat) -> None:
     conversation, model = chat("last_turns:4")
     conversation.send(INVITE)
     assert model.rewrite_calls == 0
     result = conversation.send(REMOVE)
     assert model.rewrite_calls == 1
     assert conversation.ledger[-1].rewrite == REMOVE_STANDALONE
-    assert result.request is not None and result.request.messages[-1].content.endswith(
-        f"Pregunta: {REMOVE}\n(Respon en català.)"
-    )
+    assert result.request is not None
+    sent = result.request.messages[-1].content
+    assert f"Pregunta: {REMOVE}\n(Segons la conversa, vol dir: {REMOVE_STANDALONE})" in sent
     call = next(c for c in CallLog(conversation.bot.settings.db_path).last(20) if c.id == result.call_id)
     assert call.retrieval_question == REMOVE_STANDALONE
     assert any("eliminar-un-membre" in r["id"] for r in call.retrieved)
@@ -191,3 +197,20 @@ def test_works_without_an_llm(sample_settings, embedder) -> None:
     assert "wiki/administracio/membres-i-permisos" in result.answer.fonts
     conversation.send("Com connecto Slack a Nubelia?")
     assert conversation.state.summary.startswith("L'usuari va preguntar")
+
+
+def test_summary_policy_folds_in_batches_and_keeps_recent_turns_verbatim() -> None:
+    calls: list[int] = []
+
+    def summarize(previous: str, messages) -> str:
+        calls.append(len(messages) // 2)
+        return f"{previous}+{len(messages) // 2}"
+
+    policy = SummaryPolicy(summarize, threshold=4, keep=2)
+    state = ConversationState([])
+    for turn in range(12):
+        selection = policy.select(state, "q")
+        assert alternates(selection.messages) and len(selection.messages) // 2 <= 4
+        state.messages += [Message("user", f"u{turn}"), Message("assistant", f"a{turn}")]
+    assert calls == [3, 3, 3]  # every time 5 turns are unsummarized, all but the last 2 are folded
+    assert state.summary == "+3+3+3"

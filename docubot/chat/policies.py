@@ -102,8 +102,10 @@ class SlidingWindowPolicy:
 
 @dataclass
 class SummaryPolicy:
-    """Once the history passes `threshold` turns, everything but the last `keep` turns is compressed
-    into one summary (rebuilt from scratch each time the threshold is passed again)."""
+    """Once more than `threshold` turns are not yet summarized, all but the last `keep` of them are
+    compressed into the summary in one call; recent turns stay verbatim. Compared with the sliding
+    window it summarizes in batches: fewer calls, a window that breathes between `keep` and
+    `threshold` turns."""
 
     summarize: Summarizer
     threshold: int = 8
@@ -115,13 +117,9 @@ class SummaryPolicy:
 
     def select(self, state: ConversationState, question: str) -> Selection:
         turns = state.turns
-        if len(turns) <= self.threshold:
-            if state.summarized_turns:
-                return Selection(_flatten(turns[state.summarized_turns :]), summary=state.summary)
-            return Selection(_flatten(turns))
-        cut = len(turns) - self.keep
-        if cut - state.summarized_turns >= self.threshold - self.keep or not state.summarized_turns:
-            state.summary = self.summarize("", _flatten(turns[:cut]))
+        if len(turns) - state.summarized_turns > self.threshold:
+            cut = len(turns) - self.keep
+            state.summary = self.summarize(state.summary, _flatten(turns[state.summarized_turns : cut]))
             state.summarized_turns = cut
         return Selection(_flatten(turns[state.summarized_turns :]), summary=state.summary)
 

@@ -217,9 +217,7 @@ class DocuBot:
         if context.system_extra:
             system = f"{system}\n\n{context.system_extra}"
         try:
-            fragments, history = self._fit_window(
-                question, fragments_from(hits), context.history, system, model
-            )
+            fragments, history = self._fit_window(question, fragments_from(hits), context, system, model)
         except ContextWindowError as exc:
             return self._fallback(question, hits, model.name, Usage(), {}, str(exc), status)
         # Least relevant first: the small local model follows the fragment nearest the question
@@ -227,7 +225,10 @@ class DocuBot:
         fragments.reverse()
         request = ChatRequest(
             system=system,
-            messages=(*history, Message("user", user_message(question, fragments))),
+            messages=(
+                *history,
+                Message("user", user_message(question, fragments, context.retrieval_question)),
+            ),
             json_schema=answer_schema(self.settings.categories, len(fragments)),
             max_tokens=self.settings.max_answer_tokens,
             temperature=self.settings.temperature,
@@ -342,7 +343,7 @@ class DocuBot:
         self,
         question: str,
         fragments: list[Fragment],
-        history: Sequence[Message],
+        context: TurnContext,
         system: str,
         model: ChatModel,
     ) -> tuple[list[Fragment], list[Message]]:
@@ -356,10 +357,10 @@ class DocuBot:
             return (
                 fixed
                 + sum(model.count_tokens(m.content) + 4 for m in past)
-                + model.count_tokens(user_message(question, frags))
+                + model.count_tokens(user_message(question, frags, context.retrieval_question))
             )
 
-        past = list(history)
+        past = list(context.history)
         while past and size(fragments, past) > room:
             past = past[2:]
         while len(fragments) > 1 and size(fragments, past) > room:

@@ -101,9 +101,13 @@ ANSWER_LANGUAGE = {
 }
 
 
-def user_message(question: str, fragments: Sequence[Fragment]) -> str:
+def user_message(question: str, fragments: Sequence[Fragment], standalone: str | None = None) -> str:
+    """Documentation, then the user's own words; a follow-up also gets its standalone reading."""
     instruction = ANSWER_LANGUAGE[detect_language(question)]
-    return f"{documentation_block(fragments)}\n\nPregunta: {question}\n({instruction})"
+    reading = (
+        f"\n(Segons la conversa, vol dir: {standalone})" if standalone and standalone != question else ""
+    )
+    return f"{documentation_block(fragments)}\n\nPregunta: {question}{reading}\n({instruction})"
 
 
 def answer_schema(categories: Sequence[str], fragments: int) -> dict[str, Any]:
