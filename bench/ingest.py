@@ -23,8 +23,10 @@ sys.path.insert(0, str(ROOT))
 
 from docubot.config import Settings  # noqa: E402
 from docubot.embed.e5 import E5Embedder  # noqa: E402
+from docubot.eval.sets import load_retrieval_set  # noqa: E402
 from docubot.ingest.pipeline import ingest  # noqa: E402
 from docubot.rag.keyword import KeywordIndex  # noqa: E402
+from docubot.rag.retrieve import retrieve  # noqa: E402
 from docubot.store import Record  # noqa: E402
 from docubot.store.sqlite import SQLiteStore  # noqa: E402
 
@@ -45,9 +47,28 @@ def bench_ingest(work: Path, embedder: E5Embedder) -> None:
     start = time.perf_counter()
     again = ingest(DOCS, settings, store, embedder)
     again_s = time.perf_counter() - start
+    bench_retrieval(settings, store, embedder)
     store.close()
     print(f"first ingest: {first.chunks} chunks in {first_s:.1f} s = {first.chunks / first_s:.1f} chunks/s")
     print(f"re-ingest:    {again_s:.2f} s, embedded {again.embedded}; ratio to first {again_s / first_s:.3f}")
+
+
+def bench_retrieval(settings: Settings, store: SQLiteStore, embedder: E5Embedder) -> None:
+    """Whole retrieval (query embedding + searches + fusion) per mode on the sample store."""
+    questions = [c.question for c in load_retrieval_set(ROOT / "evals" / "nubelia")]
+    index = KeywordIndex(settings.keyword_index_dir)
+    baseline = None
+    for mode in ("dense", "bm25", "hybrid"):
+        samples = []
+        for question in questions:
+            t = time.perf_counter()
+            retrieve(question, embedder, store, 4, mode=mode, keyword_index=index, rrf_k=settings.rrf_k)
+            samples.append(time.perf_counter() - t)
+        p50, p95 = percentiles(samples)
+        baseline = baseline or p50
+        print(
+            f"retrieval {mode:6s} on the sample docs ({len(questions)} questions): p50 {p50 * 1000:.1f} ms p95 {p95 * 1000:.1f} ms x{p50 / baseline:.2f} vs dense"
+        )
 
 
 def synthetic_store(path: Path, n: int, vocabulary: list[str]) -> SQLiteStore:

@@ -11,7 +11,7 @@ import sqlite3
 import threading
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -61,6 +61,14 @@ class _Matrix:
     ids: list[str]
     vectors: np.ndarray
     columns: dict[str, np.ndarray]
+    masks: dict[tuple[str, tuple[str, ...]], np.ndarray] = field(default_factory=dict)
+
+    def mask(self, name: str, values: list[str]) -> np.ndarray:
+        """Rows whose `name` is one of `values`; cached, since the same filters come back."""
+        key = (name, tuple(sorted(values)))
+        if key not in self.masks:
+            self.masks[key] = np.isin(self.columns[name], values)
+        return self.masks[key]
 
 
 class SQLiteStore:
@@ -113,20 +121,22 @@ class SQLiteStore:
         matrix = self._current_matrix()
         if not matrix.ids:
             return []
-        mask = np.ones(len(matrix.ids), dtype=bool)
-        for name, values in wanted.items():
-            mask &= np.isin(matrix.columns[name], values)
-        candidates = np.flatnonzero(mask)
-        if candidates.size == 0:
+        scores = matrix.vectors @ np.asarray(vector, dtype=np.float32)
+        if wanted:
+            mask = np.ones(len(matrix.ids), dtype=bool)
+            for name, values in wanted.items():
+                mask &= matrix.mask(name, values)
+            scores = np.where(mask, scores, -np.inf)
+            k = min(k, int(mask.sum()))
+        k = min(k, len(matrix.ids))
+        if k == 0:
             return []
-        scores = matrix.vectors[candidates] @ np.asarray(vector, dtype=np.float32)
-        k = min(k, candidates.size)
         top = np.argpartition(-scores, k - 1)[:k]
         top = top[np.argsort(-scores[top], kind="stable")]
-        records = {r.id: r for r in self.get(matrix.ids[candidates[i]] for i in top)}
+        records = {r.id: r for r in self.get(matrix.ids[i] for i in top)}
         hits = []
         for i in top:
-            record = records.get(matrix.ids[candidates[i]])
+            record = records.get(matrix.ids[i])
             if record is not None:
                 hits.append(Hit(record.id, record.text, record.metadata, float(scores[i])))
         return hits
