@@ -1,9 +1,10 @@
 """Keyword (BM25) search over the stored chunks, for Catalan, Spanish and English.
 
-Tokens are lowercased words minus the language's stopwords, reduced by its Snowball stemmer
-(PyStemmer), accents folded. The index (bm25s) lives in `<home>/bm25/`, stamped with the corpus
-version it was built from: ingest rebuilds it after every change, and a reader that finds a stale
-or missing index rebuilds it from the store, so the two can never drift apart.
+Tokens are lowercased words with accents folded (users often type without them), minus the
+language's stopwords, reduced by its Snowball stemmer (PyStemmer). The index (bm25s) lives in
+`<home>/bm25/`, stamped with the corpus version it was built from: ingest rebuilds it after every
+change, and a reader that finds a stale or missing index rebuilds it from the store, so the two
+can never drift apart.
 """
 
 from __future__ import annotations
@@ -50,10 +51,10 @@ def _stemmer(language: str):  # type: ignore[no-untyped-def]
 def tokenize(text: str, language: str | None = None) -> list[str]:
     """Search tokens of `text`, in its language (detected when not given)."""
     language = language or detect_language(text)
-    words = re.findall(r"\w+", text.lower().replace("·", ""))
+    words = re.findall(r"\w+", fold(text.replace("·", "")))
     stop = _stopwords()[language]
-    kept = [w for w in words if fold(w) not in stop and (len(w) > 1 or w.isdigit())]
-    return [fold(stem) for stem in _stemmer(language).stemWords(kept)]
+    kept = [w for w in words if w not in stop and (len(w) > 1 or w.isdigit())]
+    return _stemmer(language).stemWords(kept)
 
 
 class KeywordIndex:

@@ -1,0 +1,78 @@
+"""BM25 keyword search and hybrid fusion: tokenization, index lifecycle, filters, modes."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from docubot.config import Settings
+from docubot.ingest.pipeline import ingest
+from docubot.rag.keyword import KeywordIndex, tokenize
+from docubot.rag.retrieve import reciprocal_rank_fusion, retrieve
+from docubot.store.sqlite import SQLiteStore
+
+
+def test_tokens_are_stemmed_folded_and_free_of_stopwords() -> None:
+    assert tokenize("Com exporto les contrasenyes?", "ca") == tokenize("exportar contrasenya", "ca")
+    assert "de" not in tokenize("la configuració de l'espai", "ca")
+    assert tokenize("Configuració", "ca") == tokenize("configuracio", "ca")
+    assert tokenize("¿Cómo cambio la contraseña?") == tokenize("cambio contraseñas", "es")
+    assert tokenize("removing members", "en") == tokenize("remove member", "en")
+    assert tokenize("col·laboradors", "ca") == tokenize("collaboradors", "ca")
+
+
+def test_rrf_prefers_what_both_rankings_agree_on() -> None:
+    assert reciprocal_rank_fusion([["a", "b", "c"], ["x", "b", "y"]], k=5)[0] == "b"
+    assert reciprocal_rank_fusion([["a"], []]) == ["a"]
+
+
+def test_bm25_mode_finds_exact_names_and_hybrid_keeps_similarities(sample_settings, embedder) -> None:
+    store = SQLiteStore(sample_settings.db_path)
+    index = KeywordIndex(sample_settings.keyword_index_dir)
+    hits = retrieve("X-Nubelia-Signature", embedder, store, 3, mode="bm25", keyword_index=index)
+    assert hits[0].metadata["url"] == "wiki/api/webhooks" and hits[0].keyword_score > 0
+    hybrid = retrieve(
+        "Com verifico la signatura d'un webhook?", embedder, store, 4, mode="hybrid", keyword_index=index
+    )
+    assert all(0.5 < h.score <= 1.0 for h in hybrid)
+    assert hybrid[0].metadata["url"] == "wiki/api/webhooks"
+    with pytest.raises(ValueError, match="keyword index"):
+        retrieve("x", embedder, store, 4, mode="hybrid")
+    store.close()
+
+
+def test_keyword_search_honours_the_version_filters(sample_settings, embedder) -> None:
+    store = SQLiteStore(sample_settings.db_path)
+    index = KeywordIndex(sample_settings.keyword_index_dir)
+    question = "caducitat dels tokens d'accés"
+    latest = retrieve(question, embedder, store, 10, mode="bm25", keyword_index=index)
+    old = retrieve(question, embedder, store, 10, version="2026.1", mode="bm25", keyword_index=index)
+    assert latest and {h.metadata["latest"] for h in latest} == {True}
+    assert old and {h.metadata["version"] for h in old} == {"2026.1"}
+    store.close()
+
+
+def test_the_index_follows_every_ingest_and_heals_when_stale(tmp_path, embedder) -> None:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "a.md").write_text("# Guia\n\n## Quasars\n\nEl botó Zirconi activa els quasars.\n")
+    settings = Settings(home=tmp_path / "home")
+    store = SQLiteStore(settings.db_path)
+    ingest(docs, settings, store, embedder)
+    index = KeywordIndex(settings.keyword_index_dir)
+    assert index.scores(store, "Zirconi")
+    (docs / "a.md").write_text("# Guia\n\n## Quasars\n\nEl botó Titani activa els quasars.\n")
+    (docs / "b.md").write_text("# Altra\n\n## Pulsars\n\nEls pulsars es configuren a Preferències.\n")
+    ingest(docs, settings, store, embedder, force=True)
+    fresh = KeywordIndex(settings.keyword_index_dir)
+    assert (
+        not fresh.scores(store, "Zirconi")
+        and fresh.scores(store, "Titani")
+        and fresh.scores(store, "pulsars")
+    )
+    stamp = settings.keyword_index_dir / "ids.json"
+    assert json.loads(stamp.read_text())["corpus_version"] == store.corpus_version()
+    stamp.write_text(json.dumps({"corpus_version": 0, "ids": []}))  # a stale or foreign index
+    assert KeywordIndex(settings.keyword_index_dir).scores(store, "Titani")
+    store.close()
