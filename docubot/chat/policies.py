@@ -222,6 +222,3 @@ def fused_turn_scorer(embed_documents, embed_query, tokenize) -> TurnScorer:  # 
         return TurnScores([1.0 / (1 + rank[i]) for i in range(len(texts))], [float(x) for x in dense])
 
     return score
-
-
-KNOWN_POLICIES = ("full", "last_turns:N", "summary:N", "sliding_window:N", "relevant", "token_budget:N")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
@@ -75,12 +76,9 @@ def complete(
     model: ChatModel,
     request: ChatRequest,
     on_text: Callable[[str], None] | None = None,
-    clock: Callable[[], float] | None = None,
 ) -> Completion:
     """Run a streaming call to the end; usage is counted locally when the provider gives none."""
-    import time
-
-    now = clock or time.perf_counter
+    now = time.perf_counter
     start = now()
     parts: list[str] = []
     usage: Usage | None = None
