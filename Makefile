@@ -40,7 +40,7 @@ lint: setup
 typecheck: setup
 	$(VENV)/bin/mypy docubot
 
-test: lint
+test: lint typecheck
 	$(PY) -m pytest -q
 
 bench: setup

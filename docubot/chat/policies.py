@@ -46,7 +46,8 @@ class ConversationState:
 
 
 class HistoryPolicy(Protocol):
-    name: str
+    @property
+    def name(self) -> str: ...
 
     def select(self, state: ConversationState, question: str) -> Selection: ...
 
@@ -198,14 +199,18 @@ class TokenBudgetPolicy:
         return self.count(pair[0].content) + self.count(pair[1].content)
 
 
-def fused_turn_scorer(embed_documents, embed_query, tokenize) -> TurnScorer:  # type: ignore[no-untyped-def]
+def fused_turn_scorer(
+    embed_documents: Callable[[list[str]], np.ndarray],
+    embed_query: Callable[[str], np.ndarray],
+    tokenize: Callable[[str], list[str]],
+) -> TurnScorer:
     """Reciprocal-rank fusion of e5 similarity and BM25 over turns, each turn embedded with its roles
     ("user: …", "assistant: …"), the best measured way to pick past turns (see shared findings)."""
     from bm25s import BM25
 
     cache: dict[str, np.ndarray] = {}
 
-    def score(question: str, turns: Sequence[tuple[Message, Message]]) -> list[float]:
+    def score(question: str, turns: Sequence[tuple[Message, Message]]) -> TurnScores:
         texts = [f"user: {u.content}\nassistant: {a.content}" for u, a in turns]
         missing = [t for t in texts if t not in cache]
         if missing:

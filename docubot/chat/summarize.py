@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from docubot.chat.policies import Summarizer
 from docubot.llm import ChatModel, ChatRequest, Message, complete
 
 SUMMARY_SYSTEM = (
@@ -14,7 +15,7 @@ SUMMARY_SYSTEM = (
 )
 
 
-def model_summarizer(model: ChatModel, max_tokens: int = 200):  # type: ignore[no-untyped-def]
+def model_summarizer(model: ChatModel, max_tokens: int = 200) -> Summarizer:
     """A summarizer that asks the chat model (one call per fold)."""
 
     def summarize(previous: str, messages: Sequence[Message]) -> str:

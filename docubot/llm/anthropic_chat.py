@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, cast
 
 from docubot.llm.base import ChatRequest, ContextWindowError, ProviderError, StreamEvent, Usage
 from docubot.llm.openai_chat import _status_error
@@ -51,7 +51,7 @@ class AnthropicChat:
             with self._client.messages.stream(
                 model=self.model,
                 system=request.system,
-                messages=[{"role": m.role, "content": m.content} for m in request.messages],
+                messages=cast(Any, [{"role": m.role, "content": m.content} for m in request.messages]),
                 max_tokens=request.max_tokens,
             ) as stream:
                 yield from (StreamEvent(text=text) for text in stream.text_stream)

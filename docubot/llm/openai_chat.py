@@ -60,9 +60,9 @@ class OpenAIChat:
         elif request.json_schema is not None and self._json_mode == "json_object":
             kwargs["response_format"] = {"type": "json_object", "schema": request.json_schema}
         try:
-            stream = self._client.chat.completions.create(
+            stream = self._client.chat.completions.create(  # type: ignore[call-overload]
                 model=self.model,
-                messages=messages,  # type: ignore[arg-type]
+                messages=messages,
                 max_tokens=request.max_tokens,
                 temperature=request.temperature,
                 stream=True,

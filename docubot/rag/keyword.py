@@ -15,6 +15,7 @@ import shutil
 import threading
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -42,7 +43,7 @@ def _stopwords() -> dict[str, frozenset[str]]:
 
 
 @lru_cache(maxsize=3)
-def _stemmer(language: str):  # type: ignore[no-untyped-def]
+def _stemmer(language: str) -> Any:
     import Stemmer
 
     return Stemmer.Stemmer(_STEMMER_NAMES[language])

@@ -1,0 +1,1 @@
+"""Ingestion: markdown files → parsed pages → chunks → embeddings in the store."""
