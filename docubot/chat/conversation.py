@@ -18,6 +18,7 @@ from docubot.chat.policies import (
     FullPolicy,
     HistoryPolicy,
     LastTurnsPolicy,
+    PolicyError,
     RelevantPolicy,
     SlidingWindowPolicy,
     SummaryPolicy,
@@ -32,10 +33,6 @@ from docubot.rag.answer import AskResult, DocuBot, TurnContext
 from docubot.rag.keyword import tokenize
 
 DEFAULT_POLICY = "sliding_window:4"
-
-
-class PolicyError(ValueError):
-    """An unknown or malformed history policy name."""
 
 
 @dataclass

@@ -18,6 +18,7 @@ from itertools import accumulate
 from pathlib import Path
 
 from docubot.calllog import CallLog
+from docubot.chat.policies import PolicyError
 
 Price = tuple[float, float]
 """USD per million tokens: (input, output)."""
@@ -35,10 +36,6 @@ WINDOWED = ("last_turns", "sliding_window", "summary")
 SUMMARISED = ("sliding_window", "summary")
 KNOWN_POLICIES = ("full", "last_turns:N", "sliding_window:N", "summary:N")
 DAY_SECONDS = 86_400
-
-
-class PolicyError(ValueError):
-    """A policy name that cannot be simulated."""
 
 
 class PriceError(ValueError):

@@ -22,6 +22,10 @@ Summarizer = Callable[[str, Sequence[Message]], str]
 OMITTED_MARKER = "[Missatges anteriors omesos per espai.]"
 
 
+class PolicyError(ValueError):
+    """An unknown or malformed history policy name (for a conversation or a cost simulation)."""
+
+
 @dataclass
 class Selection:
     """What a policy sends: verbatim messages, plus an optional summary and omission note."""
