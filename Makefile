@@ -16,7 +16,11 @@ LLAMA_WHEEL := $(WHEELHOUSE)/llama_cpp_python-$(LLAMA_VERSION)-py3-none-linux_x8
 # The assembled chat model (1.1 GB) is shared by every data folder on this machine.
 export DOCUBOT_MODELS_DIR ?= $(CACHE_DIR)/models
 
-.PHONY: setup demo test lint typecheck bench clean clean-cache
+.PHONY: setup system-deps demo test lint typecheck bench clean clean-cache
+
+# The test suite starts a real PostgreSQL server and drives a real Chromium: Debian's packages.
+SYSTEM_PACKAGES := postgresql chromium
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 setup: $(VENV)/.installed
 
@@ -27,8 +31,13 @@ $(LLAMA_WHEEL):
 
 $(VENV)/.installed: pyproject.toml $(LLAMA_WHEEL)
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install -q --find-links $(WHEELHOUSE) -e '.[local,openai,anthropic,eval,dev]'
+	$(PY) -m pip install -q --find-links $(WHEELHOUSE) -e '.[local,openai,anthropic,eval,server,postgres,dev]'
 	touch $@
+
+system-deps:
+	@if ! command -v chromium >/dev/null || ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then \
+		$(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
+		$(SUDO) apt-get install -y -qq --no-install-recommends $(SYSTEM_PACKAGES); fi
 
 demo: setup
 	$(DOCUBOT) ingest examples/docs_nubelia
@@ -40,7 +49,7 @@ lint: setup
 typecheck: setup
 	$(VENV)/bin/mypy docubot
 
-test: lint typecheck
+test: lint typecheck system-deps
 	$(PY) -m pytest -q
 
 bench: setup

@@ -33,10 +33,12 @@ CREATE TABLE IF NOT EXISTS calls (
     grounded INTEGER,
     error TEXT,
     attempts INTEGER NOT NULL DEFAULT 1,
-    retrieval_question TEXT
+    retrieval_question TEXT,
+    user TEXT,
+    session_id TEXT
 );
 """
-_ADDED_COLUMNS = {"retrieval_question": "TEXT"}
+_ADDED_COLUMNS = {"retrieval_question": "TEXT", "user": "TEXT", "session_id": "TEXT"}
 """Columns added after the first release: created on older files when opened."""
 
 
@@ -59,6 +61,8 @@ class CallRecord:
     attempts: int = 1
     retrieval_question: str | None = None
     """The standalone rewrite of a follow-up, when retrieval used one."""
+    user: str | None = None
+    session_id: str | None = None
     ts: float = field(default_factory=time.time)
     id: int | None = None
 
@@ -96,6 +100,10 @@ class CallLog:
             data["grounded"] = None if data["grounded"] is None else bool(data["grounded"])
             out.append(CallRecord(**data))
         return out
+
+    def delete_user(self, user: str) -> int:
+        """Erase every call asked for `user`; returns how many rows went."""
+        return self._conn.execute("DELETE FROM calls WHERE user = ?", (user,)).rowcount
 
     def close(self) -> None:
         self._conn.close()

@@ -86,6 +86,9 @@ class Conversation:
     ledger: list[TurnUsage] = field(default_factory=list)
     last_sent_messages: list[dict[str, str]] = field(default_factory=list)
     last_result: AskResult | None = None
+    user: str | None = None
+    """The authenticated owner (sessions); recorded with every call and scopes cached answers."""
+    session_id: str | None = None
 
     def __post_init__(self) -> None:
         self._meter = _Meter(self.bot.chat_model) if self.bot.chat_model else None
@@ -173,6 +176,8 @@ class Conversation:
             history=tuple(selection.messages),
             system_extra="\n\n".join(e for e in extra if e),
             retrieval_question=rewrite,
+            user=self.user,
+            session_id=self.session_id,
         )
         result = self.bot.ask(text, on_text=on_text, on_status=on_status, context=context)
         return result, rewrite

@@ -6,6 +6,7 @@ always come from the retrieved chunks' metadata. Every call is recorded in the c
 
 from __future__ import annotations
 
+import copy
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -81,6 +82,9 @@ class TurnContext:
     history: tuple[Message, ...] = ()
     system_extra: str = ""
     retrieval_question: str | None = None
+    user: str | None = None
+    """The authenticated user the question is asked for (recorded in the call log)."""
+    session_id: str | None = None
 
 
 @dataclass
@@ -131,6 +135,11 @@ class DocuBot:
         self.call_log = CallLog(self.settings.db_path)
         self.keyword_index = KeywordIndex(self.settings.keyword_index_dir)
         self.threshold = refusal_threshold(self.settings, self.embedder.name)
+
+    def fork(self) -> DocuBot:
+        """A DocuBot sharing every component (models, store, indexes, call log) with its own
+        chat-model slot: a conversation wraps the chat model in its usage meter."""
+        return copy.copy(self)
 
     @property
     def provider(self) -> str:
@@ -187,7 +196,7 @@ class DocuBot:
         else:
             result = self._generate(question, hits, self.chat_model, on_text, status, context)
         result.timings_ms.update(retrieval=retrieval_ms, total=_ms_since(started))
-        self._log(question, query_filters, hits, result, context.retrieval_question)
+        self._log(question, query_filters, hits, result, context)
         return result
 
     # -- steps ----------------------------------------------------------------------------------
@@ -378,7 +387,7 @@ class DocuBot:
         filters: dict[str, Any],
         hits: Sequence[Hit],
         result: AskResult,
-        retrieval_question: str | None,
+        context: TurnContext,
     ) -> None:
         result.call_id = self.call_log.record(
             CallRecord(
@@ -403,7 +412,9 @@ class DocuBot:
                 total_ms=result.timings_ms.get("total", 0.0),
                 grounded=result.grounded,
                 error=result.error,
-                retrieval_question=retrieval_question,
+                retrieval_question=context.retrieval_question,
+                user=context.user,
+                session_id=context.session_id,
             )
         )
 
