@@ -75,6 +75,22 @@ class Settings(BaseSettings):
     max_answer_tokens: int = Field(350, ge=16)
     context_window: int = Field(4096, ge=512)
     threads: int | None = Field(None, description="CPU threads for the local models (default: all cores).")
+    # Sessions, users and answer caches (the SQLite file of `home` unless a database URL is given)
+    database_url: str | None = Field(
+        None, description="postgresql://user:pass@host/db for sessions, users and caches."
+    )
+    session_ttl_days: float = Field(30, gt=0, description="Idle sessions are hard-deleted after this.")
+
+    # Answer caches
+    cache_enabled: bool = True
+    cache_ttl_s: float = Field(7 * 24 * 3600, gt=0)
+    cache_similarity: float | None = Field(
+        None, description="Override of the calibrated semantic-cache threshold."
+    )
+
+    # HTTP server
+    max_request_bytes: int = Field(64_000, ge=1024, description="Larger request bodies get 413.")
+
     categories: list[str] = Field(
         default_factory=lambda: [
             "compte",
