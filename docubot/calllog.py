@@ -35,10 +35,11 @@ CREATE TABLE IF NOT EXISTS calls (
     attempts INTEGER NOT NULL DEFAULT 1,
     retrieval_question TEXT,
     user TEXT,
-    session_id TEXT
+    session_id TEXT,
+    cache TEXT
 );
 """
-_ADDED_COLUMNS = {"retrieval_question": "TEXT", "user": "TEXT", "session_id": "TEXT"}
+_ADDED_COLUMNS = {"retrieval_question": "TEXT", "user": "TEXT", "session_id": "TEXT", "cache": "TEXT"}
 """Columns added after the first release: created on older files when opened."""
 
 
@@ -63,6 +64,8 @@ class CallRecord:
     """The standalone rewrite of a follow-up, when retrieval used one."""
     user: str | None = None
     session_id: str | None = None
+    cache: str | None = None
+    """exact | semantic when the answer was served from a cache."""
     ts: float = field(default_factory=time.time)
     id: int | None = None
 
@@ -100,6 +103,14 @@ class CallLog:
             data["grounded"] = None if data["grounded"] is None else bool(data["grounded"])
             out.append(CallRecord(**data))
         return out
+
+    def cache_counts(self) -> dict[str, int]:
+        """How many calls were answered: in all, from the exact cache, from the semantic cache."""
+        total, exact, semantic = self._conn.execute(
+            "SELECT COUNT(*), COALESCE(SUM(cache = 'exact'), 0), COALESCE(SUM(cache = 'semantic'), 0) "
+            "FROM calls"
+        ).fetchone()
+        return {"calls": int(total), "exact": int(exact), "semantic": int(semantic)}
 
     def delete_user(self, user: str) -> int:
         """Erase every call asked for `user`; returns how many rows went."""

@@ -37,8 +37,11 @@ def sample_home(tmp_path_factory: pytest.TempPathFactory, embedder: E5Embedder) 
 
 @pytest.fixture
 def sample_settings(sample_home: Path) -> Settings:
-    """Settings on the shared sample store: no LLM, instant backoff, the machine's model folder."""
-    return Settings(home=sample_home, llm="none", llm_backoff_s=0.001, models_dir=MODELS_DIR)
+    """Settings on the shared sample store: no LLM, instant backoff, the machine's model folder, and
+    no answer cache (tests share the store; the cache's own tests turn it on in a folder of their own)."""
+    return Settings(
+        home=sample_home, llm="none", llm_backoff_s=0.001, models_dir=MODELS_DIR, cache_enabled=False
+    )
 
 
 @pytest.fixture(scope="session")

@@ -38,7 +38,9 @@ def sample_settings_module(sample_home):
     from docubot.config import Settings
     from tests.corpus_fixtures import MODELS_DIR
 
-    return Settings(home=sample_home, llm="local", models_dir=MODELS_DIR, llm_backoff_s=0.001)
+    return Settings(
+        home=sample_home, llm="local", models_dir=MODELS_DIR, llm_backoff_s=0.001, cache_enabled=False
+    )
 
 
 @pytest.fixture

@@ -16,7 +16,9 @@ pytestmark = pytest.mark.llm
 
 @pytest.fixture
 def conversation(sample_home, embedder, local_model):
-    settings = Settings(home=sample_home, llm="local", models_dir=MODELS_DIR, llm_backoff_s=0.001)
+    settings = Settings(
+        home=sample_home, llm="local", models_dir=MODELS_DIR, llm_backoff_s=0.001, cache_enabled=False
+    )
     return Conversation(DocuBot(settings, embedder=embedder, chat_model=local_model), "sliding_window:4")
 
 

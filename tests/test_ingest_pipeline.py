@@ -9,7 +9,9 @@ from typing import TYPE_CHECKING
 
 import pytest
 from filelock import FileLock
+from sqlalchemy import select
 
+from docubot.cache.answers import AnswerCache, cached_answers
 from docubot.config import Settings
 from docubot.ingest.pipeline import IngestBusy, IngestRefused, ingest
 from docubot.rag.retrieve import retrieve
@@ -447,17 +449,19 @@ def test_cache_invalidation_after_a_change(
     ingest(docs, settings, store, counting_embedder)
     assert store.corpus_version() == 1
 
-    def cached_keys() -> set[str]:
-        with sqlite3.connect(settings.db_path) as conn:
-            return {row[0] for row in conn.execute("SELECT key FROM answer_cache")}
-
-    with sqlite3.connect(settings.db_path) as conn:
-        conn.executemany(
-            "INSERT INTO answer_cache VALUES (?, ?, ?, ?, ?)",
-            [("vella", 1, "Què és Nubelia?", "{}", 0.0), ("futura", 2, "Com pago?", "{}", 0.0)],
+    cache = AnswerCache(settings, counting_embedder)
+    for question, version in (("Què és Nubelia?", 1), ("Com pago?", 2)):
+        probe = cache.probe(
+            question, scopes=["global"], store_scope="global", context="c", corpus_version=version
         )
+        cache.store(probe, {"resposta": question}, tokens=10, seconds=1.0)
+
+    def cached_questions() -> set[str]:
+        with cache.engine.connect() as conn:
+            return set(conn.execute(select(cached_answers.c.question)).scalars())
+
     ingest(docs, settings, store, counting_embedder)  # nothing changed: cache kept
-    assert cached_keys() == {"vella", "futura"}
+    assert cached_questions() == {"Què és Nubelia?", "Com pago?"}
 
     write_page(
         "guia.md",
@@ -468,7 +472,7 @@ def test_cache_invalidation_after_a_change(
     )
     report = ingest(docs, settings, store, counting_embedder)
     assert report.corpus_version == 2
-    assert cached_keys() == {"futura"}
+    assert cached_questions() == {"Com pago?"}
 
 
 # -- bugs ------------------------------------------------------------------------------------------

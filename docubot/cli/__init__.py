@@ -5,6 +5,7 @@ from __future__ import annotations
 import typer
 
 from docubot.cli import ask as _ask
+from docubot.cli import cache as _cache
 from docubot.cli import chat as _chat
 from docubot.cli import cost as _cost
 from docubot.cli import eval as _eval
@@ -26,6 +27,7 @@ _logs.register(app)
 _eval.register(app)
 _cost.register(app)
 _chat.register(app)
+_cache.register(app)
 
 
 def main() -> None:

@@ -25,9 +25,12 @@ def ask_command(
     k: int = typer.Option(None, "--k", min=1, max=50, help="Fragments to retrieve."),
     mode: str = typer.Option(None, "--mode", help="dense | bm25 | hybrid (default: DOCUBOT_RETRIEVAL_MODE)."),
     as_json: bool = typer.Option(False, "--json", help="Print the contract and source details as JSON."),
+    no_cache: bool = typer.Option(False, "--no-cache", help="Neither look up nor fill the answer caches."),
 ) -> None:
     """Answer QUESTION from the ingested docs, or say the docs do not cover it."""
-    settings = load_settings(llm=llm, top_k=k, retrieval_mode=mode)
+    settings = load_settings(
+        llm=llm, top_k=k, retrieval_mode=mode, cache_enabled=False if no_cache else None
+    )
     try:
         bot = DocuBot(settings)
     except (ProviderError, ModelFileError, StoreError) as exc:
@@ -59,7 +62,8 @@ def _print_answer(result: AskResult, already_streamed: bool) -> None:
     badge = {"alta": "green", "mitjana": "yellow", "baixa": "red"}[result.answer.confianca]
     console.print(
         f"\n[{badge}]confiança {result.answer.confianca}[/] · {result.answer.categoria} · "
-        f"{result.outcome} · {result.provider}",
+        f"{result.outcome} · {result.provider}"
+        + (f" · from the {result.cache} cache" if result.cache else ""),
         highlight=False,
     )
     for source in result.sources:

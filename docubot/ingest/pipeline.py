@@ -160,7 +160,7 @@ def _ingest_locked(
     if to_write or plan.changed_metadata or plan.orphans:
         report.corpus_version = store.bump_corpus_version()
         KeywordIndex(settings.keyword_index_dir).rebuild(store)
-        corpus_changed(settings.db_path, report.corpus_version)
+        corpus_changed(settings, report.corpus_version)
     else:
         report.corpus_version = store.corpus_version()
     return report

@@ -14,6 +14,7 @@ from typing import Any
 
 from tenacity import Retrying, retry_if_exception, stop_after_attempt, wait_exponential_jitter
 
+from docubot.cache.answers import GLOBAL_SCOPE, AnswerCache, CacheHit, Probe, context_key, user_scope
 from docubot.calllog import CallLog, CallRecord
 from docubot.config import Settings
 from docubot.embed import Embedder, make_embedder
@@ -102,6 +103,8 @@ class AskResult:
     """What went wrong on the way (provider failure, broken contract, ungrounded sentences)."""
     request: ChatRequest | None = None
     """Exactly what the model was sent (None when it was not called)."""
+    cache: str | None = None
+    """exact | semantic when the answer came from a cache, else None."""
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -114,6 +117,7 @@ class AskResult:
             "call_id": self.call_id,
             "timings_ms": self.timings_ms,
             "error": self.error,
+            "cache": self.cache,
         }
 
 
@@ -135,6 +139,7 @@ class DocuBot:
         self.call_log = CallLog(self.settings.db_path)
         self.keyword_index = KeywordIndex(self.settings.keyword_index_dir)
         self.threshold = refusal_threshold(self.settings, self.embedder.name)
+        self.cache = AnswerCache(self.settings, self.embedder) if self.settings.cache_enabled else None
 
     def fork(self) -> DocuBot:
         """A DocuBot sharing every component (models, store, indexes, call log) with its own
@@ -165,6 +170,15 @@ class DocuBot:
         started = time.perf_counter()
         self.store.check_embedding_model(self.embedder.name, self.embedder.dim)
         query_filters = build_filters(version, filters)
+        probe = self._probe_cache(context.retrieval_question or question, query_filters, mode, context)
+        if probe is not None and probe.hit is not None:
+            result = _from_cache(probe.hit)
+            status(f"answer from the {probe.hit.kind} cache ({probe.hit.question!r})")
+            if on_text:
+                on_text(result.answer.resposta)
+            result.timings_ms.update(total=_ms_since(started))
+            self._log(question, query_filters, [], result, context)
+            return result
         hits = retrieve(
             context.retrieval_question or question,
             self.embedder,
@@ -196,10 +210,59 @@ class DocuBot:
         else:
             result = self._generate(question, hits, self.chat_model, on_text, status, context)
         result.timings_ms.update(retrieval=retrieval_ms, total=_ms_since(started))
+        self._remember(probe, result)
         self._log(question, query_filters, hits, result, context)
         return result
 
     # -- steps ----------------------------------------------------------------------------------
+    def _probe_cache(
+        self, question: str, filters: dict[str, Any], mode: Mode | None, context: TurnContext
+    ) -> Probe | None:
+        """Look the standalone question up in the answer caches (None when they are off).
+
+        Answers shaped by a conversation (history, profile) are kept in the user's own scope;
+        answers made from the question alone are shared by everyone."""
+        if self.cache is None:
+            return None
+        own = user_scope(context.user or "local")
+        conversational = bool(context.history or context.system_extra)
+        key = context_key(
+            {
+                "prompt": PROMPT_VERSION,
+                "provider": self.provider,
+                "filters": filters,
+                "mode": mode or self.settings.retrieval_mode,
+                "top_k": self.settings.top_k,
+                "categories": self.settings.categories,
+                "max_answer_tokens": self.settings.max_answer_tokens,
+            }
+        )
+        return self.cache.probe(
+            question,
+            scopes=[GLOBAL_SCOPE, own] if context.user or conversational else [GLOBAL_SCOPE],
+            store_scope=own if conversational else GLOBAL_SCOPE,
+            context=key,
+            corpus_version=self.store.corpus_version(),
+        )
+
+    def _remember(self, probe: Probe | None, result: AskResult) -> None:
+        """Cache a good answer: never a refusal, a fallback, a low-confidence or ungrounded one."""
+        if self.cache is None or probe is None or result.outcome != "answered":
+            return
+        if result.answer.confianca == "baixa" or result.grounded is False:
+            return
+        self.cache.store(
+            probe,
+            {
+                "answer": result.answer.model_dump(),
+                "sources": [s.__dict__ for s in result.sources],
+                "grounded": result.grounded,
+                "provider": result.provider,
+            },
+            tokens=result.usage.input_tokens + result.usage.output_tokens,
+            seconds=result.timings_ms.get("total", 0.0) / 1000,
+        )
+
     def _validated(self, question: str) -> str:
         question = question.strip()
         if not question:
@@ -415,8 +478,21 @@ class DocuBot:
                 retrieval_question=context.retrieval_question,
                 user=context.user,
                 session_id=context.session_id,
+                cache=result.cache,
             )
         )
+
+
+def _from_cache(hit: CacheHit) -> AskResult:
+    cached = hit.result
+    return AskResult(
+        Answer(**cached["answer"]),
+        [Source(**s) for s in cached["sources"]],
+        "answered",
+        cached["provider"],
+        grounded=cached["grounded"],
+        cache=hit.kind,
+    )
 
 
 def _sources(hits: Sequence[Hit]) -> list[Source]:
