@@ -48,18 +48,21 @@ def retrieve(
     if keyword_index is None:
         raise ValueError(f"retrieval mode {mode!r} needs a keyword index")
     keyword = _keyword_ranking(question, store, keyword_index, query_filters, max(k, CANDIDATES))
+    dense: dict[str, Hit] = {}
     if mode == "bm25":
         ranked = [chunk_id for chunk_id, _ in keyword[:k]]
     else:
-        dense = [h.id for h in store.query(vector, max(k, CANDIDATES), query_filters)]
-        ranked = reciprocal_rank_fusion([dense, [chunk_id for chunk_id, _ in keyword]], rrf_k)[:k]
-    similarity = store.similarities(vector, ranked)
+        dense = {h.id: h for h in store.query(vector, max(k, CANDIDATES), query_filters)}
+        ranked = reciprocal_rank_fusion([list(dense), [chunk_id for chunk_id, _ in keyword]], rrf_k)[:k]
     keyword_scores = dict(keyword)
-    records = {r.id: r for r in store.get(ranked)}
+    missing = [i for i in ranked if i not in dense]  # keyword-only hits: fetched once, here
+    similarity = store.similarities(vector, missing)
+    found = {r.id: Hit(r.id, r.text, r.metadata, similarity[r.id]) for r in store.get(missing)}
+    found.update(dense)
     return [
-        Hit(i, records[i].text, records[i].metadata, similarity[i], keyword_scores.get(i, 0.0))
+        Hit(i, found[i].text, found[i].metadata, found[i].score, keyword_scores.get(i, 0.0))
         for i in ranked
-        if i in records
+        if i in found
     ]
 
 
