@@ -93,7 +93,14 @@ class CallLog:
 
     def last(self, n: int = 20) -> list[CallRecord]:
         """The `n` most recent calls, newest first."""
-        cursor = self._conn.execute("SELECT * FROM calls ORDER BY id DESC LIMIT ?", (n,))
+        return self._records("SELECT * FROM calls ORDER BY id DESC LIMIT ?", (n,))
+
+    def for_user(self, user: str) -> list[CallRecord]:
+        """Every call asked for `user`, oldest first."""
+        return self._records("SELECT * FROM calls WHERE user = ? ORDER BY id", (user,))
+
+    def _records(self, query: str, params: tuple[object, ...]) -> list[CallRecord]:
+        cursor = self._conn.execute(query, params)
         names = [d[0] for d in cursor.description]
         out = []
         for row in cursor.fetchall():

@@ -3,7 +3,8 @@
 By default it is the data folder's SQLite file (WAL, shared with the vector store); when
 `DOCUBOT_DATABASE_URL` names a PostgreSQL server, that one. Everything goes through SQLAlchemy
 Core, so the two backends share one code path. SQLite write transactions start with
-`BEGIN IMMEDIATE`, so concurrent writers queue instead of failing half-way.
+`BEGIN IMMEDIATE`, so concurrent writers queue instead of failing half-way (so never open a
+second connection while holding one: it would wait for the first).
 """
 
 from __future__ import annotations

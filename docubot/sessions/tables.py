@@ -1,0 +1,64 @@
+"""The session tables, in the deployment's database (SQLite file or PostgreSQL)."""
+
+from __future__ import annotations
+
+from sqlalchemy import Column, Float, ForeignKey, Index, Integer, String, Table, Text
+
+from docubot.db import metadata
+
+sessions = Table(
+    "sessions",
+    metadata,
+    Column("id", String(64), primary_key=True),
+    Column("user", String(200), nullable=False),
+    Column("title", Text, nullable=False, default=""),
+    Column("policy", String(100), nullable=False),
+    Column("summary", Text, nullable=False, default=""),
+    Column("summarized_turns", Integer, nullable=False, default=0),
+    Column("turns", Integer, nullable=False, default=0),
+    Column("created_at", Float, nullable=False),
+    Column("updated_at", Float, nullable=False),
+    Column("expires_at", Float, nullable=False),
+    Index("sessions_user", "user", "updated_at"),
+    Index("sessions_expiry", "expires_at"),
+)
+
+def _session_fk() -> ForeignKey:
+    return ForeignKey("sessions.id", ondelete="CASCADE")
+
+session_turns = Table(
+    "session_turns",
+    metadata,
+    Column("session_id", String(64), _session_fk(), primary_key=True),
+    Column("turn", Integer, primary_key=True),
+    Column("question", Text, nullable=False),
+    Column("answer", Text, nullable=False),
+    Column("created_at", Float, nullable=False),
+)
+"""One row per answered turn: the question and the whole answer (contract, sources, outcome)."""
+
+session_facts = Table(
+    "session_facts",
+    metadata,
+    Column("session_id", String(64), _session_fk(), primary_key=True),
+    Column("seq", Integer, primary_key=True),
+    Column("kind", String(50), nullable=False),
+    Column("value", Text, nullable=False),
+    Column("at", Float, nullable=False),
+)
+"""The user-profile facts gathered in the session, in order."""
+
+session_usage = Table(
+    "session_usage",
+    metadata,
+    Column("session_id", String(64), _session_fk(), primary_key=True),
+    Column("turn", Integer, primary_key=True),
+    Column("policy", String(100), nullable=False),
+    Column("input_tokens", Integer, nullable=False),
+    Column("output_tokens", Integer, nullable=False),
+    Column("calls", Integer, nullable=False),
+    Column("latency_ms", Float, nullable=False),
+    Column("outcome", String(40), nullable=False),
+    Column("rewrite", Text),
+)
+"""The usage ledger: every model call a turn made."""

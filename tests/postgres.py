@@ -1,0 +1,79 @@
+"""A real PostgreSQL server for the test session (loaded as a pytest plugin).
+
+It uses Debian's `postgresql` package (`make system-deps` installs it): a throw-away cluster is
+initialised in a temporary folder, started on 127.0.0.1 at a free port, and stopped at the end. When
+the binaries are missing the tests that need it fail with that message: they never skip.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import shutil
+import socket
+import subprocess
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+MISSING = "PostgreSQL server binaries not found: run `make system-deps` (Debian package postgresql)"
+
+
+def _binaries() -> Path:
+    found = sorted(glob.glob("/usr/lib/postgresql/*/bin/initdb"))
+    if not found:
+        pytest.fail(MISSING)
+    return Path(found[-1]).parent
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _as_owner(command: list[str]) -> list[str]:
+    """Run as the `postgres` OS user when we are root (initdb refuses root)."""
+    if os.geteuid() == 0:
+        return ["runuser", "-u", "postgres", "--", *command]
+    return command
+
+
+@pytest.fixture(scope="session")
+def postgres_url() -> Iterator[str]:
+    """postgresql://… of a fresh server and database, for the whole test session."""
+    bin_dir = _binaries()
+    root = Path(tempfile.mkdtemp(prefix="docubot-pg-"))
+    data, sockets = root / "data", root / "sockets"
+    sockets.mkdir()
+    if os.geteuid() == 0:
+        shutil.chown(root, "postgres")
+        shutil.chown(sockets, "postgres")
+    port = _free_port()
+    run = lambda *args: subprocess.run(_as_owner(list(args)), check=True, capture_output=True, text=True)  # noqa: E731
+    try:
+        initdb = str(bin_dir / "initdb")
+        run(initdb, "-D", str(data), "-U", "postgres", "-A", "trust", "-E", "UTF8", "--no-sync")
+        run(
+            str(bin_dir / "pg_ctl"),
+            "-D",
+            str(data),
+            "-l",
+            str(root / "server.log"),
+            "-w",
+            "-o",
+            f"-h 127.0.0.1 -p {port} -k {sockets} -c fsync=off -c max_connections=200",
+            "start",
+        )
+    except subprocess.CalledProcessError as exc:
+        log = (root / "server.log").read_text() if (root / "server.log").exists() else ""
+        pytest.fail(f"PostgreSQL did not start: {exc.stderr}\n{log}")
+    try:
+        run(str(bin_dir / "createdb"), "-h", "127.0.0.1", "-p", str(port), "-U", "postgres", "docubot")
+        yield f"postgresql://postgres@127.0.0.1:{port}/docubot"
+    finally:
+        stop = [str(bin_dir / "pg_ctl"), "-D", str(data), "-m", "fast", "stop"]
+        subprocess.run(_as_owner(stop), check=False, capture_output=True)
+        shutil.rmtree(root, ignore_errors=True)
