@@ -308,3 +308,43 @@ def test_deleting_a_user_erases_everything_and_export_shows_it_first(db_settings
     assert sessions.list(anna) == [] and CallLog(settings.db_path).for_user(anna) == []
     assert sessions.export_user(anna)["sessions"] == []
     assert sessions.get(biel, keep.id).turns == 1  # nobody else lost anything
+
+
+# -- command line ------------------------------------------------------------------------------------
+
+
+def test_the_sessions_command_lists_shows_exports_and_erases(
+    sample_settings, embedder, tmp_path, monkeypatch
+):
+    from typer.testing import CliRunner
+
+    from docubot.cli import app
+
+    url = f"sqlite:///{tmp_path / 'cli.db'}"
+    monkeypatch.setenv("DOCUBOT_HOME", str(sample_settings.home))
+    monkeypatch.setenv("DOCUBOT_DATABASE_URL", url)
+    sessions = manager(sample_settings.with_overrides(database_url=url), embedder)
+    info = sessions.create("carla")
+    sessions.send("carla", info.id, "Com exporto un informe a PDF?")
+    runner = CliRunner()
+
+    listed = json.loads(runner.invoke(app, ["sessions", "list", "--user", "carla", "--json"]).stdout)
+    assert [s["id"] for s in listed] == [info.id]
+    shown = runner.invoke(app, ["sessions", "show", info.id, "--user", "carla"])
+    assert shown.exit_code == 0 and "Com exporto un informe a PDF?" in shown.stdout
+    other = runner.invoke(app, ["sessions", "show", info.id, "--user", "dani"])
+    assert other.exit_code == 2 and "no session" in other.stderr
+    hostile = runner.invoke(app, ["sessions", "show", "../../etc/passwd", "--user", "carla"])
+    assert (
+        hostile.exit_code == 2
+        and "invalid session id" in hostile.stderr
+        and "Traceback" not in hostile.output
+    )
+    out = tmp_path / "carla.json"
+    assert runner.invoke(app, ["sessions", "export", "--user", "carla", "-o", str(out)]).exit_code == 0
+    assert (
+        json.loads(out.read_text())["sessions"][0]["turns"][0]["question"] == "Com exporto un informe a PDF?"
+    )
+    erased = runner.invoke(app, ["sessions", "delete", "--user", "carla", "--all"])
+    assert erased.exit_code == 0 and "1 sessions" in erased.stdout
+    assert json.loads(runner.invoke(app, ["sessions", "list", "--user", "carla", "--json"]).stdout) == []
