@@ -89,6 +89,7 @@ class Settings(BaseSettings):
     )
 
     # HTTP server
+    docs_dir: Path | None = Field(None, description="The docs folder `POST /v1/ingest` re-ingests.")
     max_request_bytes: int = Field(64_000, ge=1024, description="Larger request bodies get 413.")
 
     categories: list[str] = Field(

@@ -12,6 +12,7 @@ from docubot.cli import eval as _eval
 from docubot.cli import ingest as _ingest
 from docubot.cli import logs as _logs
 from docubot.cli import search as _search
+from docubot.cli import serve as _serve
 from docubot.cli import sessions as _sessions
 
 app = typer.Typer(
@@ -30,6 +31,7 @@ _cost.register(app)
 _chat.register(app)
 _cache.register(app)
 _sessions.register(app)
+_serve.register(app)
 
 
 def main() -> None:

@@ -1,0 +1,1 @@
+"""The HTTP API (FastAPI, Server-Sent Events) and the web chat page: `docubot serve`."""

@@ -1,0 +1,184 @@
+"""The HTTP API and the web chat page.
+
+Every endpoint but `/v1/health`, the page and the docs needs `Authorization: Bearer <key>`; the key
+names the user, and nothing in a request body or URL can claim another identity. Errors are JSON
+`{"error": "..."}` with the matching status.
+"""
+
+from __future__ import annotations
+
+from importlib.resources import files
+from pathlib import Path
+from typing import Annotated, Any
+
+from fastapi import Depends, FastAPI, HTTPException, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import FileResponse, JSONResponse, Response, StreamingResponse
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+from fastapi.staticfiles import StaticFiles
+from pydantic import BaseModel, Field
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from docubot.chat.policies import PolicyError
+from docubot.config import Settings
+from docubot.ingest.files import DocsFolderError
+from docubot.ingest.pipeline import IngestError, ingest
+from docubot.rag.answer import DocuBot, EmptyStoreError, QuestionError, TurnContext
+from docubot.rag.retrieve import LATEST
+from docubot.server.limits import BodyLimit
+from docubot.server.sse import TextSink, stream_job
+from docubot.server.users import User, UserStore
+from docubot.sessions import InvalidSessionId, SessionBusy, SessionManager, SessionNotFound
+
+STATIC = Path(str(files("docubot.server") / "static"))
+_bearer = HTTPBearer(auto_error=False)
+
+
+def current_user(
+    request: Request, credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)]
+) -> User:
+    """The user the bearer key belongs to; 401 without a valid key."""
+    store: UserStore = request.app.state.users
+    user = store.authenticate(credentials.credentials) if credentials else None
+    if user is None:
+        raise HTTPException(401, "missing or unknown API key", headers={"WWW-Authenticate": "Bearer"})
+    return user
+
+
+Authenticated = Annotated[User, Depends(current_user)]
+
+
+class AskBody(BaseModel):
+    question: str = Field(min_length=1)
+    version: str = LATEST
+    filters: dict[str, str | list[str]] | None = None
+
+
+class NewSession(BaseModel):
+    policy: str | None = None
+
+
+class MessageBody(BaseModel):
+    content: str = Field(min_length=1)
+
+
+class IngestBody(BaseModel):
+    force: bool = False
+    dry_run: bool = False
+
+
+_ERRORS: dict[type[Exception], int] = {
+    SessionNotFound: 404,
+    InvalidSessionId: 404,  # a hostile id reveals nothing more than an unknown one
+    QuestionError: 400,
+    PolicyError: 422,
+    EmptyStoreError: 503,
+    SessionBusy: 409,
+    IngestError: 409,
+    DocsFolderError: 400,
+}
+
+
+def create_app(settings: Settings, bot: DocuBot | None = None) -> FastAPI:
+    """The API over one shared DocuBot (models loaded once per process)."""
+    bot = bot or DocuBot(settings)
+    sessions = SessionManager(settings, bot)
+    app = FastAPI(title="DocuBot", version="1", description="Answers from your documentation, with sources.")
+    app.state.users = UserStore(settings)
+    app.add_middleware(BodyLimit, max_bytes=settings.max_request_bytes)
+
+    for error, status in _ERRORS.items():
+        app.add_exception_handler(error, _json_error(status))
+
+    @app.exception_handler(StarletteHTTPException)
+    async def http_error(_: Request, exc: StarletteHTTPException) -> JSONResponse:
+        return JSONResponse({"error": exc.detail}, exc.status_code, headers=exc.headers)
+
+    @app.exception_handler(RequestValidationError)
+    async def invalid(_: Request, exc: RequestValidationError) -> JSONResponse:
+        problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
+        return JSONResponse({"error": f"invalid request: {problems}"}, 422)
+
+    @app.get("/", include_in_schema=False)
+    def page() -> FileResponse:
+        return FileResponse(STATIC / "index.html")
+
+    app.mount("/static", StaticFiles(directory=STATIC), name="static")
+
+    @app.get("/v1/health")
+    def health() -> dict[str, Any]:
+        return {
+            "status": "ok",
+            "chunks": bot.store.count(),
+            "corpus_version": bot.store.corpus_version(),
+            "provider": bot.provider,
+        }
+
+    @app.post("/v1/ask")
+    def ask(body: AskBody, user: Authenticated) -> dict[str, Any]:
+        """A stateless answer: the JSON contract, sources and outcome."""
+        result = bot.ask(
+            body.question, version=body.version, filters=body.filters, context=TurnContext(user=user.name)
+        )
+        return result.to_dict()
+
+    @app.post("/v1/sessions", status_code=201)
+    def create_session(user: Authenticated, body: NewSession | None = None) -> dict[str, Any]:
+        return sessions.create(user.name, body.policy if body else None).__dict__
+
+    @app.get("/v1/sessions")
+    def list_sessions(user: Authenticated) -> list[dict[str, Any]]:
+        return [s.__dict__ for s in sessions.list(user.name)]
+
+    @app.get("/v1/sessions/{session_id}")
+    def get_session(session_id: str, user: Authenticated) -> dict[str, Any]:
+        info = sessions.get(user.name, session_id)
+        return {**info.__dict__, "messages": [t.__dict__ for t in sessions.turns(user.name, session_id)]}
+
+    @app.delete("/v1/sessions/{session_id}", status_code=204)
+    def delete_session(session_id: str, user: Authenticated) -> Response:
+        sessions.delete(user.name, session_id)
+        return Response(status_code=204)
+
+    @app.post("/v1/sessions/{session_id}/messages")
+    def send_message(session_id: str, body: MessageBody, user: Authenticated) -> StreamingResponse:
+        """Streams `status` and `token` events, then `done` with the contract, sources and turn."""
+        info = sessions.get(user.name, session_id)  # 404 before the stream starts
+
+        def answer(on_text: TextSink, on_status: TextSink) -> dict[str, Any]:
+            result = sessions.send(user.name, session_id, body.content, on_text=on_text, on_status=on_status)
+            return {**result.to_dict(), "turn": sessions.get(user.name, info.id).turns}
+
+        return StreamingResponse(
+            stream_job(answer, _error_event),
+            media_type="text/event-stream",
+            headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
+        )
+
+    @app.post("/v1/ingest")
+    def ingest_docs(user: Authenticated, body: IngestBody | None = None) -> dict[str, Any]:
+        """Re-ingest the configured docs folder (DOCUBOT_DOCS_DIR); admins only."""
+        if not user.admin:
+            raise HTTPException(403, "ingesting needs an admin key")
+        if settings.docs_dir is None:
+            raise HTTPException(409, "no docs folder configured on the server (DOCUBOT_DOCS_DIR)")
+        options = body or IngestBody()
+        report = ingest(
+            settings.docs_dir, settings, bot.store, bot.embedder, force=options.force, dry_run=options.dry_run
+        )
+        return report.summary()
+
+    return app
+
+
+def _json_error(status: int) -> Any:
+    async def handle(_: Request, exc: Exception) -> JSONResponse:
+        return JSONResponse({"error": str(exc)}, status)
+
+    return handle
+
+
+def _error_event(exc: BaseException) -> dict[str, Any]:
+    status = next((code for kind, code in _ERRORS.items() if isinstance(exc, kind)), 500)
+    message = str(exc) if status != 500 else f"internal error: {type(exc).__name__}"
+    return {"error": message, "status": status}
