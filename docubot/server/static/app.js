@@ -111,7 +111,11 @@ function renderAnswer(box, answer) {
   if (answer.cache) meta.append(el("span", {}, `(de la memòria cau: ${answer.cache})`));
   box.append(meta);
   const sources = el("ul", { class: "sources" });
+  const shown = new Set();
   for (const source of answer.sources || []) {
+    const key = `${source.url}|${source.section}|${source.version}`;
+    if (shown.has(key)) continue; // two fragments of one section: one link
+    shown.add(key);
     const item = el("li");
     const href = /^https?:\/\//.test(source.url) ? source.url : `#${source.url}`;
     item.append(el("a", { href, target: "_blank", rel: "noopener" }, `[${source.section}]`));
