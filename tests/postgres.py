@@ -14,6 +14,7 @@ import socket
 import subprocess
 import tempfile
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -21,10 +22,14 @@ import pytest
 MISSING = "PostgreSQL server binaries not found: run `make system-deps` (Debian package postgresql)"
 
 
+class PostgresUnavailable(RuntimeError):
+    """The server binaries are missing or the server did not start."""
+
+
 def _binaries() -> Path:
     found = sorted(glob.glob("/usr/lib/postgresql/*/bin/initdb"))
     if not found:
-        pytest.fail(MISSING)
+        raise PostgresUnavailable(MISSING)
     return Path(found[-1]).parent
 
 
@@ -41,9 +46,9 @@ def _as_owner(command: list[str]) -> list[str]:
     return command
 
 
-@pytest.fixture(scope="session")
-def postgres_url() -> Iterator[str]:
-    """postgresql://… of a fresh server and database, for the whole test session."""
+@contextmanager
+def postgres_server() -> Iterator[str]:
+    """A throw-away PostgreSQL server and database; yields its postgresql:// URL."""
     bin_dir = _binaries()
     root = Path(tempfile.mkdtemp(prefix="docubot-pg-"))
     data, sockets = root / "data", root / "sockets"
@@ -52,10 +57,24 @@ def postgres_url() -> Iterator[str]:
         shutil.chown(root, "postgres")
         shutil.chown(sockets, "postgres")
     port = _free_port()
-    run = lambda *args: subprocess.run(_as_owner(list(args)), check=True, capture_output=True, text=True)  # noqa: E731
+
+    def run(*args: str) -> None:
+        subprocess.run(_as_owner(list(args)), check=True, capture_output=True, text=True)
+
     try:
-        initdb = str(bin_dir / "initdb")
-        run(initdb, "-D", str(data), "-U", "postgres", "-A", "trust", "-E", "UTF8", "--no-sync")
+        run(
+            str(bin_dir / "initdb"),
+            "-D",
+            str(data),
+            "-U",
+            "postgres",
+            "-A",
+            "trust",
+            "-E",
+            "UTF8",
+            "--no-sync",
+        )
+        options = f"-h 127.0.0.1 -p {port} -k {sockets} -c fsync=off -c max_connections=200"
         run(
             str(bin_dir / "pg_ctl"),
             "-D",
@@ -64,12 +83,13 @@ def postgres_url() -> Iterator[str]:
             str(root / "server.log"),
             "-w",
             "-o",
-            f"-h 127.0.0.1 -p {port} -k {sockets} -c fsync=off -c max_connections=200",
+            options,
             "start",
         )
     except subprocess.CalledProcessError as exc:
         log = (root / "server.log").read_text() if (root / "server.log").exists() else ""
-        pytest.fail(f"PostgreSQL did not start: {exc.stderr}\n{log}")
+        shutil.rmtree(root, ignore_errors=True)
+        raise PostgresUnavailable(f"PostgreSQL did not start: {exc.stderr}\n{log}") from exc
     try:
         run(str(bin_dir / "createdb"), "-h", "127.0.0.1", "-p", str(port), "-U", "postgres", "docubot")
         yield f"postgresql://postgres@127.0.0.1:{port}/docubot"
@@ -77,3 +97,13 @@ def postgres_url() -> Iterator[str]:
         stop = [str(bin_dir / "pg_ctl"), "-D", str(data), "-m", "fast", "stop"]
         subprocess.run(_as_owner(stop), check=False, capture_output=True)
         shutil.rmtree(root, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def postgres_url() -> Iterator[str]:
+    """postgresql://… of a fresh server and database, for the whole test session."""
+    try:
+        with postgres_server() as url:
+            yield url
+    except PostgresUnavailable as exc:
+        pytest.fail(str(exc))
