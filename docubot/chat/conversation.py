@@ -162,7 +162,7 @@ class Conversation:
         past = ConversationState(self.state.messages[:-1], self.state.summary, self.state.summarized_turns)
         rewrite = None
         if needs_rewrite(text, past.messages):
-            rewrite = self._rewrite(text, past.messages)
+            rewrite = self.rewrite(text, past.messages)
             if on_status:
                 on_status(f"standalone question: {rewrite}")
         selection = self.policy.select(past, text)
@@ -182,7 +182,7 @@ class Conversation:
         result = self.bot.ask(text, on_text=on_text, on_status=on_status, context=context)
         return result, rewrite
 
-    def _rewrite(self, text: str, history: list[Message]) -> str:
+    def rewrite(self, text: str, history: list[Message]) -> str:
         """The standalone question: by the model, by rule when there is none or it fails."""
         if self._meter is not None:
             try:

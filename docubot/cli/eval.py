@@ -1,22 +1,49 @@
-"""`docubot eval retrieval|refusal`: measure on a labelled set, write a report, optionally calibrate."""
+"""`docubot eval retrieval|refusal|rewrite|memory|answers|cache`: measure on a labelled set, write a
+report (markdown + PNG), optionally calibrate."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 import typer
 from rich.progress import Progress
 
+from docubot.cache.answers import AnswerCache
+from docubot.chat.conversation import Conversation, make_policy
+from docubot.chat.policies import PolicyError
 from docubot.cli.common import console, err_console, fail, load_settings, print_json
 from docubot.config import Settings
 from docubot.embed import make_embedder
-from docubot.eval.report import plot_recall, plot_threshold, refusal_markdown, retrieval_markdown
+from docubot.eval.answers import answers_markdown, answers_summary, evaluate_answers
+from docubot.eval.cache import cache_markdown, evaluate_cache, load_cache_pairs, plot_cache_sweep
+from docubot.eval.conversations import (
+    MEMORY_POLICIES,
+    Search,
+    evaluate_memory,
+    evaluate_rewrite,
+    memory_markdown,
+    rewrite_markdown,
+)
+from docubot.eval.report import (
+    plot_bars,
+    plot_recall,
+    plot_threshold,
+    refusal_markdown,
+    retrieval_markdown,
+)
 from docubot.eval.retrieval import RetrievalReport, refusal_signals, run_cases
-from docubot.eval.sets import EvalSetError, load_retrieval_set
+from docubot.eval.sets import EvalSetError, load_conversation_set, load_retrieval_set
+from docubot.llm import ProviderError
+from docubot.llm.model_file import ModelFileError
+from docubot.rag.answer import DocuBot
 from docubot.rag.keyword import KeywordIndex
 from docubot.rag.retrieve import MODES, retrieve
 from docubot.rag.threshold import refusal_threshold, write_threshold
-from docubot.store import StoreError, open_store
+from docubot.store import Hit, StoreError, open_store
+
+T = TypeVar("T")
 
 eval_app = typer.Typer(
     help="Measure retrieval and refusal on a labelled set (evals/README.md).", no_args_is_help=True
@@ -102,6 +129,149 @@ def refusal_command(
             f"No threshold on the best similarity reaches {target:.0%} correct refusals: the signal cannot "
             "separate the classes alone; the model's own refusal path stays essential."
         )
+
+
+@eval_app.command("rewrite")
+def rewrite_command(
+    eval_set: Path = SET_OPTION,
+    reports: Path = REPORTS_OPTION,
+    llm: str = typer.Option(None, "--llm", help="Rewrite with this provider (none: the rule rewrite)."),
+    as_json: bool = typer.Option(False, "--json"),
+) -> None:
+    """Retrieval of follow-ups: raw words vs DocuBot's rewrite vs the gold rewrite; skip rates."""
+    settings = load_settings(llm=llm)
+    dialogues = _load(load_conversation_set, eval_set)
+    bot = _bot(settings)
+    conversation = Conversation(bot.fork())
+    search = _searcher(bot)
+    with Progress(console=err_console, disable=as_json, transient=True) as bar:
+        task = bar.add_task("dialogues", total=len(dialogues))
+        report = evaluate_rewrite(dialogues, search, conversation.rewrite, progress=lambda: bar.advance(task))
+    reports.mkdir(parents=True, exist_ok=True)
+    markdown = rewrite_markdown(report, f"Follow-up rewriting on {eval_set} ({bot.provider})")
+    (reports / "rewrite.md").write_text(markdown)
+    plot_bars(
+        {name: report.metrics[f"{name}.recall@5"] for name in ("raw", "docubot", "gold")},
+        "recall@5",
+        reports / "rewrite.png",
+    )
+    _emit(as_json, report.metrics, markdown, reports)
+
+
+@eval_app.command("memory")
+def memory_command(
+    eval_set: Path = SET_OPTION,
+    reports: Path = REPORTS_OPTION,
+    policy: list[str] = typer.Option(None, "--policy", help="A history policy (repeatable)."),
+    as_json: bool = typer.Option(False, "--json"),
+) -> None:
+    """Per history policy: the share of the turns later questions depend on still in what is sent."""
+    settings = load_settings(llm="none")
+    dialogues = _load(load_conversation_set, eval_set)
+    bot = _bot(settings)
+    try:
+        policies = {name: make_policy(name, bot, None) for name in policy or MEMORY_POLICIES}
+    except PolicyError as exc:
+        fail(str(exc))
+    with Progress(console=err_console, disable=as_json, transient=True) as bar:
+        task = bar.add_task("policies", total=len(policies))
+        results = evaluate_memory(dialogues, policies, progress=lambda: bar.advance(task))
+    reports.mkdir(parents=True, exist_ok=True)
+    markdown = memory_markdown(results, f"Memory of the history policies on {eval_set}")
+    (reports / "memory.md").write_text(markdown)
+    plot_bars({r.policy: r.retention for r in results}, "retention", reports / "memory.png")
+    metrics = {f"{r.policy}.retention": round(r.retention, 4) for r in results}
+    metrics["dependencies"] = results[0].dependencies if results else 0
+    _emit(as_json, metrics, markdown, reports)
+
+
+@eval_app.command("answers")
+def answers_command(
+    eval_set: Path = SET_OPTION,
+    reports: Path = REPORTS_OPTION,
+    llm: str = typer.Option(None, "--llm", help="local | openai | anthropic | none (default: DOCUBOT_LLM)."),
+    limit: int = typer.Option(None, "--limit", min=1, help="Only the first N questions."),
+    as_json: bool = typer.Option(False, "--json"),
+) -> None:
+    """The whole answering path per question: contract, refusals, sources, facts, groundedness, latency."""
+    settings = load_settings(llm=llm, cache_enabled=False)
+    cases = _load(load_retrieval_set, eval_set)[:limit]
+    bot = _bot(settings)
+    with Progress(console=err_console, disable=as_json, transient=True) as bar:
+        task = bar.add_task(f"answering ({bot.provider})", total=len(cases))
+        outcomes = evaluate_answers(cases, bot.ask, progress=lambda: bar.advance(task))
+    reports.mkdir(parents=True, exist_ok=True)
+    markdown = answers_markdown(outcomes, bot.provider, f"Answers on {eval_set}")
+    (reports / "answers.md").write_text(markdown)
+    _emit(as_json, {**answers_summary(outcomes), "provider": bot.provider}, markdown, reports)
+
+
+@eval_app.command("cache")
+def cache_command(
+    pairs: Path = typer.Option(
+        Path("evals/nubelia/cache_pairs.jsonl"), "--pairs", help="A cache-pairs file (evals/README.md)."
+    ),
+    reports: Path = REPORTS_OPTION,
+    as_json: bool = typer.Option(False, "--json"),
+) -> None:
+    """Semantic cache: hits on same-meaning pairs, false hits on look-alikes, with and without the gate."""
+    settings = load_settings()
+    try:
+        cases = load_cache_pairs(pairs)
+    except EvalSetError as exc:
+        fail(str(exc))
+    embedder = make_embedder(settings)
+    threshold = AnswerCache(settings, embedder).threshold
+    with Progress(console=err_console, disable=as_json, transient=True) as bar:
+        task = bar.add_task("pairs", total=len(cases))
+        evaluation = evaluate_cache(
+            cases, embedder.embed_query, threshold, progress=lambda: bar.advance(task)
+        )
+    reports.mkdir(parents=True, exist_ok=True)
+    markdown = cache_markdown(evaluation, f"Semantic cache on {pairs}")
+    (reports / "cache.md").write_text(markdown)
+    plot_cache_sweep(evaluation, reports / "cache.png")
+    _emit(as_json, evaluation.summary(), markdown, reports)
+
+
+def _emit(as_json: bool, metrics: dict, markdown: str, reports: Path) -> None:
+    if as_json:
+        print_json(metrics)
+    else:
+        console.print(markdown, markup=False, highlight=False)
+        err_console.print(f"reports in {reports}/")
+
+
+def _load(loader: Callable[[Path], list[T]], eval_set: Path) -> list[T]:
+    try:
+        return loader(eval_set)
+    except EvalSetError as exc:
+        fail(str(exc))
+
+
+def _bot(settings: Settings) -> DocuBot:
+    try:
+        bot = DocuBot(settings)
+    except (ProviderError, ModelFileError, StoreError) as exc:
+        fail(str(exc))
+    if bot.store.count() == 0:
+        fail("the store is empty: ingest the docs the set is about first (docubot ingest PATH)")
+    return bot
+
+
+def _searcher(bot: DocuBot) -> Search:
+    def search(question: str, k: int) -> list[Hit]:
+        return retrieve(
+            question,
+            bot.embedder,
+            bot.store,
+            k,
+            mode=bot.settings.retrieval_mode,
+            keyword_index=bot.keyword_index,
+            rrf_k=bot.settings.rrf_k,
+        )
+
+    return search
 
 
 def _run(eval_set: Path, quiet: bool, mode: str | None, k: int | None) -> tuple[RetrievalReport, Settings]:

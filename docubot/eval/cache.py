@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from docubot.cache.gate import lexical_gate
-from docubot.eval.sets import EvalSetError, _jsonl
+from docubot.eval.sets import EvalSetError, read_jsonl
 
 MAX_FALSE_HIT_RATE = 0.01
 
@@ -96,7 +96,7 @@ class CacheEvaluation:
 
 def load_cache_pairs(path: Path) -> list[CachePair]:
     pairs = []
-    for number, data in _jsonl(path):
+    for number, data in read_jsonl(path):
         try:
             pairs.append(
                 CachePair(

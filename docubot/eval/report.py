@@ -63,6 +63,24 @@ def plot_recall(report: RetrievalReport, path: Path) -> Path | None:
     return path
 
 
+def plot_bars(values: dict[str, float], ylabel: str, path: Path) -> Path | None:
+    """One bar per name, values in 0..1, labelled."""
+    plt = _pyplot()
+    if plt is None:
+        return None
+    fig, ax = plt.subplots(figsize=(max(4.0, 0.9 * len(values) + 1.5), 3.4))
+    ax.bar(list(values), list(values.values()), color="#3b6ea8")
+    ax.set_ylim(0, 1.1)
+    ax.set_ylabel(ylabel)
+    ax.tick_params(axis="x", labelrotation=30, labelsize=8)
+    for i, v in enumerate(values.values()):
+        ax.text(i, v + 0.02, f"{v:.2f}", ha="center", fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
 def plot_threshold(signal: SignalResult, path: Path) -> Path | None:
     plt = _pyplot()
     if plt is None:

@@ -31,7 +31,7 @@ class RetrievalCase:
 def load_retrieval_set(folder: Path) -> list[RetrievalCase]:
     """`<folder>/retrieval.jsonl` as cases; a clear error names the bad line."""
     cases = []
-    for number, data in _jsonl(folder / "retrieval.jsonl"):
+    for number, data in read_jsonl(folder / "retrieval.jsonl"):
         try:
             cases.append(
                 RetrievalCase(
@@ -49,7 +49,39 @@ def load_retrieval_set(folder: Path) -> list[RetrievalCase]:
     return cases
 
 
-def _jsonl(path: Path) -> list[tuple[int, dict]]:
+@dataclass(frozen=True)
+class DialogueTurn:
+    user: str
+    standalone: str
+    gold: tuple[Gold, ...]
+    depends_on: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class Dialogue:
+    id: str
+    turns: tuple[DialogueTurn, ...]
+
+
+def load_conversation_set(folder: Path) -> list[Dialogue]:
+    """`<folder>/conversations.jsonl` as dialogues; a clear error names the bad line."""
+    dialogues = []
+    for number, data in read_jsonl(folder / "conversations.jsonl"):
+        try:
+            turns = []
+            for index, t in enumerate(data["turns"]):
+                depends = tuple(int(d) for d in t.get("depends_on", []))
+                if any(not 0 <= d < index for d in depends):
+                    raise ValueError(f"turn {index} depends on a turn that is not before it: {list(depends)}")
+                gold = tuple(Gold(g["url"], g["section"]) for g in t.get("gold", []))
+                turns.append(DialogueTurn(str(t["user"]), str(t["standalone"]), gold, depends))
+            dialogues.append(Dialogue(str(data["id"]), tuple(turns)))
+        except (KeyError, TypeError, ValueError) as exc:
+            raise EvalSetError(f"conversations.jsonl line {number}: missing or bad field {exc}") from exc
+    return dialogues
+
+
+def read_jsonl(path: Path) -> list[tuple[int, dict]]:
     if not path.exists():
         raise EvalSetError(f"labelled set not found: {path}")
     rows = []
