@@ -294,3 +294,21 @@ def test_a_real_model_answer_is_served_again_from_both_caches(cached_settings, e
     assert reworded.cache == "semantic"
     assert reworded.answer == first.answer and reworded.sources == first.sources
     assert model.calls == 1
+
+
+def test_the_cache_works_and_is_shared_on_postgresql(
+    cached_settings: Settings, embedder, postgres_url
+) -> None:
+    from docubot.db import dispose_engines
+
+    settings = cached_settings.with_overrides(database_url=postgres_url)
+    first = DocuBot(settings, embedder=embedder, chat_model=None)
+    assert first.cache is not None
+    first.cache.clear()
+    first.ask(PDF)
+    other = DocuBot(settings, embedder=embedder, chat_model=None)  # another process of the deployment
+    assert other.ask(PDF).cache == "exact"
+    assert other.ask("Com puc exportar un informe a PDF, si us plau?").cache == "semantic"
+    assert other.ask("Com exporto un informe a CSV?").cache is None
+    assert first.cache.stats(first.store.corpus_version()).exact_hits == 1
+    dispose_engines()

@@ -103,6 +103,10 @@ def test_the_cache_gate_keeps_false_hits_under_one_percent(embedder) -> None:
     assert false_hit <= 0.01 and hit >= 0.5
     assert false_hit_alone > 0.5 and hit_alone > hit  # similarity alone: more hits, most of them wrong
     assert evaluation.recommended() is not None
+    held_out = evaluate_cache(
+        load_cache_pairs(EVAL_SET / "cache_pairs_holdout.jsonl"), embedder.embed_query, 0.90
+    )
+    assert held_out.at(0.90)[1] <= 0.01  # pairs written without seeing the gate
 
 
 def test_cache_command_and_bad_sets(cli_env, tmp_path) -> None:

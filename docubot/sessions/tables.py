@@ -23,8 +23,10 @@ sessions = Table(
     Index("sessions_expiry", "expires_at"),
 )
 
+
 def _session_fk() -> ForeignKey:
     return ForeignKey("sessions.id", ondelete="CASCADE")
+
 
 session_turns = Table(
     "session_turns",
