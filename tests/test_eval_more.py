@@ -50,10 +50,11 @@ def test_policies_differ_in_what_they_remember(sample_settings, embedder) -> Non
         len(d.turns) >= 7 and any(6 in t.depends_on or 0 in t.depends_on for t in d.turns[6:])
         for d in dialogues
     )
-    names = ["full", "last_turns:1", "sliding_window:2"]
+    names = ["full", "last_turns:1", "last_turns:3", "sliding_window:2"]
     results = {r.policy: r for r in evaluate_memory(dialogues, {n: make_policy(n, bot, None) for n in names})}
     assert results["full"].retention == 1.0 and results["full"].kept_in_summary == 0
     assert results["last_turns:1"].retention < 0.9  # early turns fall out of a one-turn window
+    assert results["last_turns:1"].retention < results["last_turns:3"].retention < 1.0  # 2–3 turns back
     assert results["sliding_window:2"].kept_in_summary > 0  # the running summary carries them
     assert results["sliding_window:2"].retention > results["last_turns:1"].retention
 
@@ -83,7 +84,7 @@ def test_extractive_answers_are_valid_and_refusals_are_scored(sample_settings, e
 def test_answers_command_writes_its_report(cli_env) -> None:
     metrics = run_json(["eval", "answers", "--limit", "5", "--reports", str(cli_env)])
     assert metrics["questions"] == 5 and metrics["provider"] == "none/extractive"
-    assert "| r001 |" in (cli_env / "answers.md").read_text()
+    assert "| r001 |" in (cli_env / "answers.md").read_text() and (cli_env / "answers.png").exists()
 
 
 @pytest.mark.llm

@@ -16,7 +16,7 @@ from docubot.chat.policies import PolicyError
 from docubot.cli.common import console, err_console, fail, load_settings, print_json
 from docubot.config import Settings
 from docubot.embed import make_embedder
-from docubot.eval.answers import answers_markdown, answers_summary, evaluate_answers
+from docubot.eval.answers import ANSWER_SHARES, answers_markdown, answers_summary, evaluate_answers
 from docubot.eval.cache import cache_markdown, evaluate_cache, load_cache_pairs, plot_cache_sweep
 from docubot.eval.conversations import (
     MEMORY_POLICIES,
@@ -203,7 +203,9 @@ def answers_command(
     reports.mkdir(parents=True, exist_ok=True)
     markdown = answers_markdown(outcomes, bot.provider, f"Answers on {eval_set}")
     (reports / "answers.md").write_text(markdown)
-    _emit(as_json, {**answers_summary(outcomes), "provider": bot.provider}, markdown, reports)
+    summary = answers_summary(outcomes)
+    plot_bars({name: summary[name] for name in ANSWER_SHARES}, "share of questions", reports / "answers.png")
+    _emit(as_json, {**summary, "provider": bot.provider}, markdown, reports)
 
 
 @eval_app.command("cache")

@@ -19,6 +19,15 @@ from docubot.rag.contract import Answer
 from docubot.rag.prompt import REFUSAL_TEXT
 
 Ask = Callable[[str], AskResult]
+ANSWER_SHARES = (
+    "contract_valid",
+    "refusals_correct",
+    "answerable_answered",
+    "unanswerable_refused",
+    "sources_correct",
+    "facts_found",
+)
+"""The summary keys that are shares (0..1), plotted in `answers.png`."""
 
 
 @dataclass(frozen=True)

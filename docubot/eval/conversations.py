@@ -35,9 +35,11 @@ MEMORY_POLICIES = (
     "sliding_window:2",
     "sliding_window:4",
     "relevant",
+    "token_budget:150",
     "token_budget:300",
-    "token_budget:800",
 )
+"""The default `eval memory` policies. The set's histories are short (≈ 200 tokens after 7 turns), so
+the token budgets are small enough to have to choose."""
 
 
 def history_for(dialogue: Dialogue, upto: int) -> list[Message]:

@@ -133,7 +133,7 @@ class SessionManager:
         with self.engine.begin() as conn:
             self._row(conn, user, session_id)
             _delete_sessions(conn, [session_id])
-        self._forget(session_id)
+        self._drop(session_id)
 
     # -- answering ------------------------------------------------------------------------------
     def send(
@@ -170,7 +170,7 @@ class SessionManager:
             ids = list(conn.execute(select(sessions.c.id).where(sessions.c.expires_at <= moment)).scalars())
             _delete_sessions(conn, ids)
         for session_id in ids:
-            self._forget(session_id)
+            self._drop(session_id)
         return len(ids)
 
     def delete_user(self, user: str) -> dict[str, int]:
@@ -179,7 +179,7 @@ class SessionManager:
             ids = list(conn.execute(select(sessions.c.id).where(sessions.c.user == user)).scalars())
             _delete_sessions(conn, ids)
         for session_id in ids:
-            self._forget(session_id)
+            self._drop(session_id)
         return {"sessions": len(ids), **erase_everywhere(self.settings, user)}
 
     def export_user(self, user: str) -> dict[str, Any]:
@@ -329,7 +329,14 @@ class SessionManager:
             return self._locks.setdefault(session_id, threading.Lock())
 
     def _forget(self, session_id: str) -> None:
+        """Drop the in-memory conversation: the next turn reloads it from the database."""
         self._live.pop(session_id, None)
+
+    def _drop(self, session_id: str) -> None:
+        """Forget a deleted session entirely, its lock included."""
+        self._forget(session_id)
+        with self._guard:
+            self._locks.pop(session_id, None)
 
 
 def _delete_sessions(conn: Connection, ids: list[str]) -> None:
