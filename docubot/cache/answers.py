@@ -177,7 +177,7 @@ class AnswerCache:
                 )
             ).one()
         return CacheStats(
-            int(live), int(total - live), int(exact), int(semantic), int(tokens), float(seconds)
+            int(live), int(total - live), int(exact), int(semantic), int(tokens), round(float(seconds), 2)
         )
 
     def clear(self) -> int:
