@@ -10,7 +10,6 @@ from __future__ import annotations
 import glob
 import os
 import shutil
-import socket
 import subprocess
 import tempfile
 from collections.abc import Iterator
@@ -18,6 +17,8 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+
+from tests.servers import free_port
 
 MISSING = "PostgreSQL server binaries not found: run `make system-deps` (Debian package postgresql)"
 
@@ -31,12 +32,6 @@ def _binaries() -> Path:
     if not found:
         raise PostgresUnavailable(MISSING)
     return Path(found[-1]).parent
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def _as_owner(command: list[str]) -> list[str]:
@@ -56,7 +51,7 @@ def postgres_server() -> Iterator[str]:
     if os.geteuid() == 0:
         shutil.chown(root, "postgres")
         shutil.chown(sockets, "postgres")
-    port = _free_port()
+    port = free_port()
 
     def run(*args: str) -> None:
         subprocess.run(_as_owner(list(args)), check=True, capture_output=True, text=True)

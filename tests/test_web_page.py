@@ -47,13 +47,21 @@ def site(sample_settings, embedder, tmp_path) -> Iterator[tuple[str, str]]:
     dispose_engines()
 
 
-def test_ask_in_the_page_and_see_the_streamed_answer_with_sources(browser, site, tmp_path) -> None:
-    url, key = site
-    page = browser.new_page(viewport={"width": 1100, "height": 800})
+def log_in(page, url: str, key: str) -> None:
     page.goto(url)
     page.fill("#api-key", key)
     page.click("#key-form button")
+
+
+def start_session(page, url: str, key: str) -> None:
+    log_in(page, url, key)
     page.click("#new-session")
+
+
+def test_ask_in_the_page_and_see_the_streamed_answer_with_sources(browser, site, tmp_path) -> None:
+    url, key = site
+    page = browser.new_page(viewport={"width": 1100, "height": 800})
+    start_session(page, url, key)
     page.fill("#question", "Com exporto un informe a PDF?")
     page.click("#send")
     answer = page.locator(".msg.bot").last
@@ -78,10 +86,7 @@ def test_ask_in_the_page_and_see_the_streamed_answer_with_sources(browser, site,
 def test_the_page_fits_a_phone_screen(browser, site, tmp_path) -> None:
     url, key = site
     page = browser.new_page(viewport={"width": 375, "height": 740}, device_scale_factor=2)
-    page.goto(url)
-    page.fill("#api-key", key)
-    page.click("#key-form button")
-    page.click("#new-session")
+    start_session(page, url, key)
     page.fill("#question", "Com restableixo la contrasenya si l'he oblidada del tot?")
     page.click("#send")
     page.locator(".msg.bot .sources a").first.wait_for(timeout=20_000)
@@ -96,9 +101,7 @@ def test_the_page_fits_a_phone_screen(browser, site, tmp_path) -> None:
 def test_a_wrong_key_is_told_and_nothing_else_shows(browser, site) -> None:
     url, _ = site
     page = browser.new_page()
-    page.goto(url)
-    page.fill("#api-key", "dbk_wrong")
-    page.click("#key-form button")
+    log_in(page, url, "dbk_wrong")
     page.wait_for_function("document.getElementById('notice').textContent.length > 0")
     assert "missing or unknown API key" in page.inner_text("#notice")
     assert page.locator("#sidebar").is_hidden()
@@ -107,10 +110,7 @@ def test_a_wrong_key_is_told_and_nothing_else_shows(browser, site) -> None:
 def test_model_text_is_shown_as_text_never_as_html(browser, site) -> None:
     url, key = site
     page = browser.new_page()
-    page.goto(url)
-    page.fill("#api-key", key)
-    page.click("#key-form button")
-    page.click("#new-session")
+    start_session(page, url, key)
     page.fill("#question", "<img src=x onerror=\"document.title='pwned'\"> Com exporto un informe a PDF?")
     page.click("#send")
     page.locator(".msg.bot .sources a").first.wait_for(timeout=20_000)

@@ -102,9 +102,12 @@ def _content(text: str) -> set[tuple[str, str]]:
     """(canonical stem, folded word) of each content word."""
     language = detect_language(text)
     neutral = _neutral_stems(language)
-    words = [w for w in re.findall(r"\w+", fold(text.replace("·", ""))) if w]
-    pairs = {(_canonical(tokenize(w, language)[0]), w) for w in words if tokenize(w, language)}
-    return {p for p in pairs if p[0] not in neutral}
+    pairs = set()
+    for word in re.findall(r"\w+", fold(text.replace("·", ""))):
+        stems = tokenize(word, language)  # [] for a stopword
+        if stems and (stem := _canonical(stems[0])) not in neutral:
+            pairs.add((stem, word))
+    return pairs
 
 
 def _unmatched(

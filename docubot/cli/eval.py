@@ -38,10 +38,9 @@ from docubot.eval.sets import EvalSetError, load_conversation_set, load_retrieva
 from docubot.llm import ProviderError
 from docubot.llm.model_file import ModelFileError
 from docubot.rag.answer import DocuBot
-from docubot.rag.keyword import KeywordIndex
 from docubot.rag.retrieve import MODES, retrieve
 from docubot.rag.threshold import refusal_threshold, write_threshold
-from docubot.store import Hit, StoreError, open_store
+from docubot.store import Hit, StoreError
 
 T = TypeVar("T")
 
@@ -96,7 +95,8 @@ def refusal_command(
     as_json: bool = typer.Option(False, "--json"),
 ) -> None:
     """Sweep the refusal threshold over answerable vs unanswerable questions; pick one for --target."""
-    report, settings = _run(eval_set, as_json, None, k=None)
+    report, bot = _run(eval_set, as_json, None, k=None)
+    settings, embedder_name = bot.settings, bot.embedder.name
     if not any(not o.case.answerable for o in report.outcomes):
         fail("the set has no unanswerable questions; refusal cannot be measured")
     signals = refusal_signals(report, target)
@@ -105,7 +105,6 @@ def refusal_command(
     (reports / "refusal.md").write_text(markdown)
     plot_threshold(signals[0], reports / "refusal.png")
     best = signals[0]
-    embedder_name = make_embedder(settings).name
     if write and best.chosen is not None:
         path = write_threshold(settings, embedder_name, best.chosen.threshold)
         err_console.print(f"threshold {best.chosen.threshold:.4f} written to {path}")
@@ -276,38 +275,17 @@ def _searcher(bot: DocuBot) -> Search:
     return search
 
 
-def _run(eval_set: Path, quiet: bool, mode: str | None, k: int | None) -> tuple[RetrievalReport, Settings]:
+def _run(eval_set: Path, quiet: bool, mode: str | None, k: int | None) -> tuple[RetrievalReport, DocuBot]:
     """Retrieve for every case; `k=None` means the answering depth (top_k), as refusal sees it."""
-    settings = load_settings(retrieval_mode=mode)
+    cases = _load(load_retrieval_set, eval_set)
+    bot = _bot(load_settings(retrieval_mode=mode, llm="none"))
     try:
-        cases = load_retrieval_set(eval_set)
-    except EvalSetError as exc:
-        fail(str(exc))
-    store = open_store(settings)
-    if store.count() == 0:
-        fail("the store is empty: ingest the docs the set is about first (docubot ingest PATH)")
-    embedder = make_embedder(settings)
-    try:
-        store.check_embedding_model(embedder.name, embedder.dim)
-        with Progress(console=err_console, disable=quiet, transient=True) as bar:
-            task = bar.add_task("retrieving", total=len(cases))
-            keyword_index = KeywordIndex(settings.keyword_index_dir)
-            report = run_cases(
-                cases,
-                lambda q, depth: retrieve(
-                    q,
-                    embedder,
-                    store,
-                    depth,
-                    mode=settings.retrieval_mode,
-                    keyword_index=keyword_index,
-                    rrf_k=settings.rrf_k,
-                ),
-                k=k or settings.top_k,
-                progress=lambda: bar.advance(task),
-            )
+        bot.store.check_embedding_model(bot.embedder.name, bot.embedder.dim)
     except StoreError as exc:
         fail(str(exc))
-    finally:
-        store.close()
-    return report, settings
+    with Progress(console=err_console, disable=quiet, transient=True) as bar:
+        task = bar.add_task("retrieving", total=len(cases))
+        report = run_cases(
+            cases, _searcher(bot), k=k or bot.settings.top_k, progress=lambda: bar.advance(task)
+        )
+    return report, bot

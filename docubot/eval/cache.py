@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from docubot.cache.gate import lexical_gate
+from docubot.eval.report import pyplot
 from docubot.eval.sets import EvalSetError, read_jsonl
 
 MAX_FALSE_HIT_RATE = 0.01
@@ -162,9 +163,7 @@ def cache_markdown(evaluation: CacheEvaluation, title: str) -> str:
 
 
 def plot_cache_sweep(evaluation: CacheEvaluation, path: Path) -> Path | None:
-    from docubot.eval.report import _pyplot
-
-    plt = _pyplot()
+    plt = pyplot()
     if plt is None:
         return None
     xs = [s.threshold for s in evaluation.sweep]

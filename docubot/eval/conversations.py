@@ -12,14 +12,15 @@ placeholder keeps the history well-formed without inventing facts.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+from docubot.cache.answers import normalize_question
 from docubot.chat.policies import ConversationState, HistoryPolicy
 from docubot.chat.rewrite import needs_rewrite
 from docubot.eval.metrics import mrr, recall_at
-from docubot.eval.sets import Dialogue, Gold
+from docubot.eval.retrieval import gold_rank
+from docubot.eval.sets import Dialogue
 from docubot.llm import Message
 from docubot.rag.keyword import tokenize
 from docubot.store import Hit
@@ -89,14 +90,14 @@ def evaluate_rewrite(
             )
         for index, turn in enumerate(dialogue.turns[1:], 1):
             history = history_for(dialogue, index)
-            is_follow_up = _norm(turn.user) != _norm(turn.standalone)
+            is_follow_up = normalize_question(turn.user) != normalize_question(turn.standalone)
             decided = needs_rewrite(turn.user, history)
             (rewritten_flags if is_follow_up else skipped).append(decided if is_follow_up else not decided)
             if not turn.gold:
                 continue
             candidate = rewrite(turn.user, history) if decided else turn.user
             ranks = {
-                name: _rank(search(question, 10), turn.gold)
+                name: gold_rank(search(question, 10), turn.gold)
                 for name, question in (("raw", turn.user), ("docubot", candidate), ("gold", turn.standalone))
             }
             outcomes.append(RewriteOutcome(dialogue.id, index, turn.user, candidate, turn.standalone, ranks))
@@ -209,14 +210,3 @@ def memory_markdown(results: Sequence[MemoryResult], title: str) -> str:
 def _covered(text: str, summary: str) -> bool:
     words = set(tokenize(text))
     return bool(words) and len(words & set(tokenize(summary))) / len(words) >= 0.6
-
-
-def _rank(hits: list[Hit], gold: Sequence[Gold]) -> int | None:
-    wanted = {(g.url, g.section) for g in gold}
-    return next(
-        (i for i, h in enumerate(hits, 1) if (h.metadata["url"], h.metadata["section_path"]) in wanted), None
-    )
-
-
-def _norm(text: str) -> str:
-    return " ".join(re.findall(r"\w+", text.casefold()))

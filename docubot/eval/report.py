@@ -47,7 +47,7 @@ def refusal_markdown(signals: Sequence[SignalResult], min_precision: float, titl
 
 
 def plot_recall(report: RetrievalReport, path: Path) -> Path | None:
-    plt = _pyplot()
+    plt = pyplot()
     if plt is None:
         return None
     fig, ax = plt.subplots(figsize=(5, 3.2))
@@ -65,7 +65,7 @@ def plot_recall(report: RetrievalReport, path: Path) -> Path | None:
 
 def plot_bars(values: dict[str, float], ylabel: str, path: Path) -> Path | None:
     """One bar per name, values in 0..1, labelled."""
-    plt = _pyplot()
+    plt = pyplot()
     if plt is None:
         return None
     fig, ax = plt.subplots(figsize=(max(4.0, 0.9 * len(values) + 1.5), 3.4))
@@ -82,7 +82,7 @@ def plot_bars(values: dict[str, float], ylabel: str, path: Path) -> Path | None:
 
 
 def plot_threshold(signal: SignalResult, path: Path) -> Path | None:
-    plt = _pyplot()
+    plt = pyplot()
     if plt is None:
         return None
     xs = [p.threshold for p in signal.points]
@@ -101,7 +101,8 @@ def plot_threshold(signal: SignalResult, path: Path) -> Path | None:
     return path
 
 
-def _pyplot():
+def pyplot():
+    """matplotlib.pyplot with the file-only backend, or None when matplotlib is not installed."""
     try:
         import matplotlib
 

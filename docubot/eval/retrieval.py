@@ -6,7 +6,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from docubot.eval.metrics import ThresholdPoint, auroc, mrr, pick_threshold, recall_at, sweep
-from docubot.eval.sets import RetrievalCase
+from docubot.eval.sets import Gold, RetrievalCase
 from docubot.store import Hit
 
 Search = Callable[[str, int], list[Hit]]
@@ -52,16 +52,20 @@ class RetrievalReport:
         return [o for o in self.answerable if o.rank is None or o.rank > 5]
 
 
+def gold_rank(hits: Sequence[Hit], gold: Sequence[Gold]) -> int | None:
+    """The position (from 1) of the first hit from a gold section; None when there is none."""
+    wanted = {(g.url, g.section) for g in gold}
+    return next(
+        (i for i, h in enumerate(hits, 1) if (h.metadata["url"], h.metadata["section_path"]) in wanted), None
+    )
+
+
 def run_cases(cases: Sequence[RetrievalCase], search: Search, k: int = 10, progress=None) -> RetrievalReport:
     """Retrieve for every case; rank = position of the first chunk from a gold section."""
     outcomes = []
     for case in cases:
         hits = search(case.question, k)
-        gold = {(g.url, g.section) for g in case.gold}
-        rank = next(
-            (i for i, h in enumerate(hits, 1) if (h.metadata["url"], h.metadata["section_path"]) in gold),
-            None,
-        )
+        rank = gold_rank(hits, case.gold)
         outcomes.append(
             CaseOutcome(
                 case,

@@ -170,7 +170,8 @@ class DocuBot:
         started = time.perf_counter()
         self.store.check_embedding_model(self.embedder.name, self.embedder.dim)
         query_filters = build_filters(version, filters)
-        probe = self._probe_cache(context.retrieval_question or question, query_filters, mode, context)
+        standalone = context.retrieval_question or question
+        probe = self._probe_cache(standalone, query_filters, mode, context)
         if probe is not None and probe.hit is not None:
             result = _from_cache(probe.hit)
             status(f"answer from the {probe.hit.kind} cache ({probe.hit.question!r})")
@@ -180,7 +181,7 @@ class DocuBot:
             self._log(question, query_filters, [], result, context)
             return result
         hits = retrieve(
-            context.retrieval_question or question,
+            standalone,
             self.embedder,
             self.store,
             self.settings.top_k,
@@ -189,6 +190,7 @@ class DocuBot:
             mode=mode or self.settings.retrieval_mode,
             keyword_index=self.keyword_index,
             rrf_k=self.settings.rrf_k,
+            query_vector=probe.vector if probe is not None else None,  # the cache embedded the same text
         )
         retrieval_ms = _ms_since(started)
         best = max((h.score for h in hits), default=0.0)

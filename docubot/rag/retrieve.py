@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Literal
 
+import numpy as np
+
 from docubot.embed import Embedder
 from docubot.rag.keyword import KeywordIndex
 from docubot.store import Hit, VectorStore, validate_filters_for
@@ -39,10 +41,12 @@ def retrieve(
     mode: Mode = "dense",
     keyword_index: KeywordIndex | None = None,
     rrf_k: int = 5,
+    query_vector: np.ndarray | None = None,
 ) -> list[Hit]:
-    """The `k` best chunks for `question`, best first. Every hit's `score` is its cosine similarity."""
+    """The `k` best chunks for `question`, best first. Every hit's `score` is its cosine similarity.
+    `query_vector` is the question's embedding when the caller already has it."""
     query_filters = build_filters(version, filters)
-    vector = embedder.embed_query(question)
+    vector = embedder.embed_query(question) if query_vector is None else query_vector
     if mode == "dense":
         return store.query(vector, k, query_filters)
     if keyword_index is None:
