@@ -10,7 +10,8 @@ import pytest
 from docubot.config import Settings
 from docubot.embed.e5 import E5Embedder
 from docubot.ingest.pipeline import ingest
-from docubot.store.sqlite import SQLiteStore
+from docubot.db import Database
+from docubot.store.sql import SQLStore
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE_DOCS = ROOT / "examples" / "docs_nubelia"
@@ -27,11 +28,8 @@ def sample_home(tmp_path_factory: pytest.TempPathFactory, embedder: E5Embedder) 
     """A data folder holding the sample Nubelia docs, ingested once for the whole session."""
     home = tmp_path_factory.mktemp("sample-home")
     settings = Settings(home=home)
-    store = SQLiteStore(settings.db_path)
-    try:
-        ingest(SAMPLE_DOCS, settings, store, embedder)
-    finally:
-        store.close()
+    with Database(settings) as db:
+        ingest(SAMPLE_DOCS, settings, SQLStore(db), embedder)
     return home
 
 

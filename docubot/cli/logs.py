@@ -9,6 +9,7 @@ import typer
 from rich.table import Table
 
 from docubot.calllog import CallLog
+from docubot.db import Database
 from docubot.cli.common import console, load_settings, print_json
 
 
@@ -22,9 +23,8 @@ def logs_command(
 ) -> None:
     """Show the last calls: question, outcome, best similarity, tokens, latencies."""
     settings = load_settings()
-    log = CallLog(settings.db_path)
-    calls = log.last(last)
-    log.close()
+    with Database(settings) as db:
+        calls = CallLog(db).last(last)
     if as_json:
         print_json([asdict(c) for c in calls])
         return
