@@ -97,7 +97,7 @@ class CallLog:
         if data["grounded"] is not None:
             data["grounded"] = int(data["grounded"])
         with self.db.write() as conn:
-            call.id = int(conn.execute(insert(calls).values(**data)).inserted_primary_key[0])
+            call.id = int(conn.execute(insert(calls).values(**data).returning(calls.c.id)).scalar_one())
         return call.id
 
     def last(self, n: int = 20) -> list[CallRecord]:
@@ -124,7 +124,11 @@ class CallLog:
         """How many calls were answered: in all, from the exact cache, from the semantic cache."""
         with self.db.read() as conn:
             total, exact, semantic = conn.execute(
-                select(func.count(), _count_where(calls.c.cache == "exact"), _count_where(calls.c.cache == "semantic"))
+                select(
+                    func.count(),
+                    _count_where(calls.c.cache == "exact"),
+                    _count_where(calls.c.cache == "semantic"),
+                )
             ).one()
         return {"calls": int(total), "exact": int(exact), "semantic": int(semantic)}
 

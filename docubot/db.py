@@ -44,7 +44,9 @@ def database_url(settings: Settings) -> str:
         return "postgresql+psycopg://" + url.split("://", 1)[1]
     if url.startswith(("postgresql+psycopg://", "sqlite:///")):
         return url
-    raise DatabaseError(f"unsupported database URL {url.split('://')[0]}://…: use postgresql:// or sqlite:///")
+    raise DatabaseError(
+        f"unsupported database URL {url.split('://')[0]}://…: use postgresql:// or sqlite:///"
+    )
 
 
 class Database:

@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 from docubot.config import Settings
-from docubot.embed.e5 import E5Embedder
 from docubot.db import Database
+from docubot.embed.e5 import E5Embedder
 from docubot.store.sql import SQLStore
 
 PageWriter = Callable[..., Path]

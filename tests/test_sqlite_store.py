@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 
 from docubot.config import Settings
+from docubot.db import Database
 from docubot.embed.e5 import E5Embedder
 from docubot.store.base import EmbeddingModelMismatch, Record, StoreError
-from docubot.db import Database
 from docubot.store.sql import SQLStore
 
 TEXTS = {
@@ -225,9 +225,13 @@ def test_corpus_version_bumps_and_persists(store_settings: Settings, store: SQLS
 
 def test_apply_writes_deletes_and_bumps_together(filled: SQLStore, vectors: dict[str, np.ndarray]) -> None:
     before = filled.corpus_version()
-    renamed = Record("guia--intro--00", TEXTS["guia--intro--00"], {**metadata("guia--intro--00", "x"), "url": "u"})
+    renamed = Record(
+        "guia--intro--00", TEXTS["guia--intro--00"], {**metadata("guia--intro--00", "x"), "url": "u"}
+    )
     version = filled.apply(
-        [record("factures--pdf--00", vectors, text="[Facturació]\nNou text.")], [renamed], ["auth--tokens--00"]
+        [record("factures--pdf--00", vectors, text="[Facturació]\nNou text.")],
+        [renamed],
+        ["auth--tokens--00"],
     )
     assert version == filled.corpus_version() == before + 1
     assert filled.list_ids() == set(TEXTS) - {"auth--tokens--00"}

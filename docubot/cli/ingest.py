@@ -9,10 +9,10 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from docubot.cli.common import console, err_console, fail, load_settings, print_json
+from docubot.db import Database
 from docubot.embed import make_embedder
 from docubot.ingest.files import DocsFolderError
 from docubot.ingest.pipeline import IngestError, IngestReport, ingest
-from docubot.db import Database
 from docubot.store import StoreError, open_store
 
 

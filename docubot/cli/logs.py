@@ -9,8 +9,8 @@ import typer
 from rich.table import Table
 
 from docubot.calllog import CallLog
-from docubot.db import Database
 from docubot.cli.common import console, load_settings, print_json
+from docubot.db import Database
 
 
 def register(app: typer.Typer) -> None:

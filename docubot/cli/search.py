@@ -5,10 +5,10 @@ from __future__ import annotations
 import typer
 
 from docubot.cli.common import console, fail, load_settings, print_json
+from docubot.db import Database
 from docubot.embed import make_embedder
 from docubot.rag.keyword import KeywordIndex
 from docubot.rag.retrieve import LATEST, retrieve
-from docubot.db import Database
 from docubot.store import StoreError, open_store
 
 

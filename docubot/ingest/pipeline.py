@@ -1,8 +1,9 @@
 """`docubot ingest`: docs folder → chunks → (only what changed) embeddings → store, safely.
 
-read → clean + metadata → chunk → skip unchanged chunks → embed the rest in batches → one
-transaction: upsert, purge orphans, new corpus version → keyword index + cache invalidation. Guard-rails refuse, unless forced, an
-empty folder, pages that fail to read, and a purge of more than half of the stored chunks.
+read → clean + metadata → chunk → skip unchanged chunks → embed the rest in batches → in one
+transaction: upsert, purge orphans, new corpus version → keyword index + cache invalidation.
+Guard-rails refuse, unless forced, an empty folder, pages that fail to read, and a purge of more
+than half of the stored chunks.
 """
 
 from __future__ import annotations

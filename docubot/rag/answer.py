@@ -142,7 +142,9 @@ class DocuBot:
         self.call_log = CallLog(self.db)
         self.keyword_index = KeywordIndex(self.settings.keyword_index_dir)
         self.threshold = refusal_threshold(self.settings, self.embedder.name)
-        self.cache = AnswerCache(self.settings, self.embedder, self.db) if self.settings.cache_enabled else None
+        self.cache = (
+            AnswerCache(self.settings, self.embedder, self.db) if self.settings.cache_enabled else None
+        )
 
     def fork(self) -> DocuBot:
         """A DocuBot sharing every component (models, store, indexes, call log) with its own

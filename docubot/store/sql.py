@@ -236,7 +236,12 @@ def _upsert(conn: Connection, records: Sequence[Record]) -> None:
             raise StoreError(f"record {record.id} has no vector")
         vector = np.asarray(record.vector, dtype=np.float32)
         rows.append(
-            {"id": record.id, "text": record.text, **_metadata_row(record.metadata), "embedding": vector.tobytes()}
+            {
+                "id": record.id,
+                "text": record.text,
+                **_metadata_row(record.metadata),
+                "embedding": vector.tobytes(),
+            }
         )
     statement = _insert(conn, chunks)
     replaced = {name: statement.excluded[name] for name in rows[0] if name != "id"}
