@@ -43,7 +43,9 @@ def current(db: Database) -> str | None:
 
 
 def upgrade(db: Database) -> None:
-    """Bring the database to the newest revision, in one write transaction."""
+    """Bring the database to the newest revision, in one write transaction (none when it is there)."""
+    if current(db) == head():
+        return  # the common case: no write lock taken just to open
     config = alembic_config()
     with db.write() as conn:
         if not db.is_sqlite:

@@ -66,6 +66,9 @@ chunks = Table(
     Index("chunks_hash", "content_hash"),
 )
 _RECORD_COLUMNS = [chunks.c.id, chunks.c.text, *(chunks.c[name] for name in METADATA_FIELDS)]
+_RECORDS_BY_ID = select(*_RECORD_COLUMNS).where(chunks.c.id.in_(bindparam("ids", expanding=True)))
+_META_VALUE = select(meta.c.value).where(meta.c.key == bindparam("key"))
+"""Built once: the search path runs them on every query."""
 
 
 @dataclass
@@ -274,7 +277,7 @@ def _delete(conn: Connection, ids: Iterable[str]) -> int:
 def _get(conn: Connection, ids: list[str]) -> list[Record]:
     out: list[Record] = []
     for start in range(0, len(ids), BATCH):
-        rows = conn.execute(select(*_RECORD_COLUMNS).where(chunks.c.id.in_(ids[start : start + BATCH])))
+        rows = conn.execute(_RECORDS_BY_ID, {"ids": ids[start : start + BATCH]})
         out.extend(Record(row[0], row[1], _metadata_dict(row[2:])) for row in rows)
     return out
 
@@ -302,7 +305,7 @@ def _insert(conn: Connection, table: Table) -> Any:
 
 
 def _meta_value(conn: Connection, key: str) -> str | None:
-    return conn.execute(select(meta.c.value).where(meta.c.key == key)).scalar_one_or_none()
+    return conn.execute(_META_VALUE, {"key": key}).scalar_one_or_none()
 
 
 def _set_meta(conn: Connection, values: dict[str, str]) -> None:
