@@ -41,13 +41,18 @@ def alternatives(label: str) -> list[str]:
     return [normalise(part) for part in label.split("|") if part.strip()]
 
 
-def labelled_items() -> Iterator[tuple[str, dict]]:
-    """Every answer question and every dialogue turn, named for the failure message."""
+def labelled_items() -> Iterator[tuple[str, str, dict]]:
+    """Every answer question and dialogue turn: a name for failures, the user's text, the labels."""
     for row in read_jsonl("answers.jsonl"):
-        yield row["id"], row
+        yield row["id"], row["question"], row
     for dialogue in read_jsonl("answer_dialogues.jsonl"):
         for index, turn in enumerate(dialogue["turns"]):
-            yield f"{dialogue['id']}[{index}]", turn
+            yield f"{dialogue['id']}[{index}]", turn["user"], turn
+
+
+def says(text: str, label: str) -> bool:
+    """Whether the normalised text holds one of the label's alternatives as whole words."""
+    return any(re.search(rf"(?<!\w){re.escape(alt)}(?!\w)", normalise(text)) for alt in alternatives(label))
 
 
 def is_str_list(value: object) -> bool:
@@ -127,7 +132,7 @@ def test_dialogues_follow_the_schema() -> None:
 def test_every_gold_section_exists_in_the_sample_corpus(gold_texts) -> None:
     missing = [
         (name, g["url"], g["section"])
-        for name, item in labelled_items()
+        for name, _, item in labelled_items()
         for g in item["gold"]
         if (g["url"], g["section"]) not in gold_texts
     ]
@@ -136,7 +141,7 @@ def test_every_gold_section_exists_in_the_sample_corpus(gold_texts) -> None:
 
 def test_every_fact_is_stated_by_a_gold_section(gold_texts) -> None:
     unstated = []
-    for name, item in labelled_items():
+    for name, _, item in labelled_items():
         texts = [gold_texts.get((g["url"], g["section"]), "") for g in item["gold"]]
         for fact in item["facts"]:
             if not any(alt in text for alt in alternatives(fact) for text in texts):
@@ -153,9 +158,18 @@ def test_the_fact_check_rejects_a_value_the_section_does_not_state(gold_texts) -
 def test_no_forbidden_string_is_part_of_a_fact() -> None:
     clashes = [
         (name, bad, fact)
-        for name, item in labelled_items()
+        for name, _, item in labelled_items()
         for fact in item["facts"]
         for bad in item["forbidden"]
         if any(b in f for b in alternatives(bad) for f in alternatives(fact))
     ]
     assert clashes == []
+
+
+def test_no_fact_is_already_in_its_question() -> None:
+    """Otherwise an answer that only repeats the question would count as stating the fact."""
+    echoed = [
+        (name, fact) for name, user, item in labelled_items() for fact in item["facts"] if says(user, fact)
+    ]
+    assert echoed == []
+    assert says("Quantes invitacions compten?", "compten|ocupen") and not says("15 minuts", "5")
