@@ -81,6 +81,9 @@ class Settings(BaseSettings):
         None, description="postgresql://user:pass@host/db instead of the data folder's SQLite file."
     )
     session_ttl_days: float = Field(30, gt=0, description="Idle sessions are hard-deleted after this.")
+    # PostgreSQL + pgvector (docs/storage.md): exact search below this many chunks, HNSW above
+    pg_hnsw_min_rows: int = Field(20_000, ge=0, description="Chunks from which an HNSW index is built.")
+    pg_ef_search: int = Field(100, ge=1, le=1000, description="HNSW candidate list per query (recall/speed).")
 
     # Answer caches
     cache_enabled: bool = True

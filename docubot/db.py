@@ -58,6 +58,7 @@ class Database:
     def __init__(self, settings: Settings) -> None:
         from docubot.migrations import upgrade
 
+        self.settings = settings
         self.url = database_url(settings)
         self.is_sqlite = self.url.startswith("sqlite")
         self.engine = _sqlite_engine(self.url) if self.is_sqlite else _postgres_engine(self.url)

@@ -30,7 +30,11 @@ __all__ = [
 
 
 def open_store(db: Database) -> VectorStore:
-    """The vector store on the deployment's database."""
+    """The vector store on the deployment's database (PostgreSQL: pgvector, searched in SQL)."""
     from docubot.store.sql import SQLStore
 
+    if not db.is_sqlite:
+        from docubot.store.pgvector import PgVectorStore
+
+        return PgVectorStore(db)
     return SQLStore(db)
