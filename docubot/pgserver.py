@@ -14,6 +14,7 @@ import os
 import pwd
 import shutil
 import socket
+import stat
 import subprocess
 from pathlib import Path
 
@@ -63,7 +64,9 @@ class LocalPostgres:
         if not (self.data / "PG_VERSION").exists():
             self._initdb()
         options = f"-h 127.0.0.1 -p {port or self._configured_port() or free_port()} -k ''"
-        self._run("pg_ctl", "-D", str(self.data), "-l", str(self.log), "-w", "-t", "60", "-o", options, "start")
+        self._run(
+            "pg_ctl", "-D", str(self.data), "-l", str(self.log), "-w", "-t", "60", "-o", options, "start"
+        )
         url = self.url()
         if url is None:
             raise PostgresServerError(f"PostgreSQL did not start; see {self.log}")
@@ -90,6 +93,7 @@ class LocalPostgres:
         if owner:
             for path in (self.folder, self.data):
                 shutil.chown(path, owner)
+            _let_others_traverse(self.folder.resolve().parent)
         self._run(
             "initdb", "-D", str(self.data), "-U", SUPERUSER, "-A", "trust", "-E", "UTF8", "--no-sync"
         )
@@ -137,8 +141,7 @@ class LocalPostgres:
             command = ["runuser", "-u", owner, "--", *command]
         try:
             done = subprocess.run(
-                command, check=True, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE, text=True, timeout=120,
+                command, check=True, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=120
             )
         except subprocess.CalledProcessError as exc:
             log = self.log.read_text()[-2000:] if self.log.exists() else ""
@@ -153,5 +156,16 @@ def _os_owner() -> str | None:
     try:
         pwd.getpwnam(SUPERUSER)
     except KeyError:
-        subprocess.run(["useradd", "--system", "--no-create-home", SUPERUSER], check=True, capture_output=True)
+        subprocess.run(
+            ["useradd", "--system", "--no-create-home", SUPERUSER], check=True, capture_output=True
+        )
     return SUPERUSER
+
+
+def _let_others_traverse(folder: Path) -> None:
+    """Add the search (x) bit for others to `folder` and its parents, so the server's OS user
+    reaches its data folder; nothing becomes listable or readable."""
+    for path in (folder, *folder.parents):
+        mode = path.stat().st_mode
+        if not mode & stat.S_IXOTH:
+            path.chmod(mode | stat.S_IXOTH)

@@ -16,13 +16,13 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
-from filelock import FileLock, Timeout
 
 from docubot.cache.invalidation import corpus_changed
 from docubot.config import Settings
 from docubot.embed import Embedder
 from docubot.ingest.chunk import Chunk, ChunkLimits, chunk_page, slugify
 from docubot.ingest.files import PageFile, PageReadError, find_pages, read_page
+from docubot.ingest.lock import LockHeld, ingest_lock
 from docubot.ingest.parse import UNKNOWN, Page, PageMeta, parse_page
 from docubot.rag.keyword import KeywordIndex
 from docubot.store import Record, VectorStore
@@ -99,17 +99,11 @@ def ingest(
 ) -> IngestReport:
     """Bring the store in line with `folder`. Raises IngestError subclasses when refused."""
     settings.home.mkdir(parents=True, exist_ok=True)
-    lock = FileLock(settings.home / "ingest.lock")
     try:
-        lock.acquire(timeout=0)
-    except Timeout as exc:
-        raise IngestBusy(
-            f"another ingest is running on {settings.home} (lock {lock.lock_file}); wait for it to finish"
-        ) from exc
-    try:
-        return _ingest_locked(folder, settings, store, embedder, force, dry_run, progress)
-    finally:
-        lock.release()
+        with ingest_lock(settings):
+            return _ingest_locked(folder, settings, store, embedder, force, dry_run, progress)
+    except LockHeld as exc:
+        raise IngestBusy(f"another ingest is running on {exc}; wait for it to finish") from exc
 
 
 def _ingest_locked(
