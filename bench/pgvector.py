@@ -23,12 +23,12 @@ import psycopg
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from docubot.config import Settings  # noqa: E402
-from docubot.db import Database  # noqa: E402
-from docubot.store.base import Record  # noqa: E402
-from docubot.store.pgvector import PgVectorStore  # noqa: E402
-from docubot.store.sql import SQLStore  # noqa: E402
-from tests.postgres import postgres_server  # noqa: E402
+from docubot.config import Settings
+from docubot.db import Database
+from docubot.store.base import Record
+from docubot.store.pgvector import PgVectorStore
+from docubot.store.sql import SQLStore
+from tests.postgres import postgres_server
 
 DIM, K, QUERIES, TOPICS, BATCH = 384, 10, 200, 500, 5000
 EF_SEARCH = (40, 100, 200)
