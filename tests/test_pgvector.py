@@ -165,16 +165,16 @@ class PausingEmbedder:
     """The real embedder, which stops at its first batch until told to go on."""
 
     def __init__(self, inner: E5Embedder) -> None:
-        self.inner, self.name, self.dim = inner, inner.name, inner.dim
+        self.inner = inner
         self.embedding, self.go_on = threading.Event(), threading.Event()
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self.inner, name)
 
     def embed_documents(self, texts):  # type: ignore[no-untyped-def]
         self.embedding.set()
-        assert self.go_on.wait(60)
+        assert self.go_on.wait(120)
         return self.inner.embed_documents(texts)
-
-    def embed_query(self, text: str):  # type: ignore[no-untyped-def]
-        return self.inner.embed_query(text)
 
 
 @pytest.fixture
@@ -214,3 +214,23 @@ def test_two_ingests_into_one_database_one_is_refused(
         assert store.corpus_version() == 1
         again = ingest(docs, second, store, embedder)  # the lock was released
     assert (again.added, again.embedded) == (0, 0)
+
+
+def test_docubot_db_start_status_stop(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("DOCUBOT_HOME", str(tmp_path / "home"))
+    runner = CliRunner()
+    assert runner.invoke(app, ["db", "status"]).exit_code == 1
+    started = runner.invoke(app, ["db", "start"])
+    try:
+        assert started.exit_code == 0, started.output
+        line = started.stdout.strip()
+        assert line.startswith("export DOCUBOT_DATABASE_URL=postgresql://postgres@127.0.0.1:")
+        url = line.split("=", 1)[1]
+        assert runner.invoke(app, ["db", "status"]).stdout.strip() == line
+        with psycopg.connect(url, autocommit=True) as conn:
+            conn.execute("CREATE EXTENSION vector")
+            assert conn.execute("SELECT '[1,0]'::vector <=> '[0,1]'::vector").fetchone() == (1.0,)
+    finally:
+        assert runner.invoke(app, ["db", "stop"]).stdout.strip() == "stopped"
+    assert runner.invoke(app, ["db", "status"]).stdout.strip() == "not running"
+    assert (tmp_path / "home" / "postgres" / "data" / "PG_VERSION").exists()

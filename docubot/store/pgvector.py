@@ -68,6 +68,7 @@ class PgVectorStore(SQLStore):
         super().__init__(db)
         self.hnsw_min_rows = db.settings.pg_hnsw_min_rows
         self.ef_search = db.settings.pg_ef_search
+        self._hnsw_dim: int | None = None
         with db.read() as conn:
             if not has_pgvector(conn):
                 raise StoreError(NO_PGVECTOR)
@@ -133,12 +134,13 @@ class PgVectorStore(SQLStore):
 
     # -- the HNSW index -------------------------------------------------------------------------
     def _index_dim(self, conn: Connection) -> int | None:
-        """The dimension the HNSW index casts to, when there is one (else searches are exact)."""
-        rows = _driver_rows(conn, "SELECT indexdef FROM pg_indexes WHERE indexname = ?", [HNSW_INDEX])
-        if not rows:
-            return None
-        definition = str(rows[0][0])
-        return int(definition.split("::vector(", 1)[1].split(")", 1)[0])
+        """The dimension the HNSW index casts to, when there is one (else searches are exact).
+        Looked up until found, then kept: the index is never dropped."""
+        if self._hnsw_dim is None:
+            rows = _driver_rows(conn, "SELECT indexdef FROM pg_indexes WHERE indexname = ?", [HNSW_INDEX])
+            if rows:
+                self._hnsw_dim = int(str(rows[0][0]).split("::vector(", 1)[1].split(")", 1)[0])
+        return self._hnsw_dim
 
     def _ensure_index(self, conn: Connection) -> None:
         """Build the HNSW index once the corpus reaches `hnsw_min_rows` chunks (never dropped)."""
