@@ -41,15 +41,14 @@ def new_database(server_url: str) -> str:
 
 
 @pytest.fixture(scope="module")
-def pg_sample(
-    postgres_url: str, tmp_path_factory: pytest.TempPathFactory, embedder: E5Embedder
-) -> Settings:
-    """The sample corpus ingested (through `open_store`: pgvector) into a database of its own."""
-    settings = Settings(home=tmp_path_factory.mktemp("pg-home"), database_url=new_database(postgres_url))
+def pg_sample(postgres_url: str, sample_home: Path, tmp_path_factory: pytest.TempPathFactory) -> Settings:
+    """The sample store's rows copied into a database of its own (the same vectors, not embedded
+    again: what differs is only the search), opened once through `open_store` (pgvector)."""
+    home = tmp_path_factory.mktemp("pg") / "home"
+    shutil.copytree(sample_home, home)  # the keyword index
+    settings = with_sample_corpus(Settings(home=home), new_database(postgres_url))
     with Database(settings) as db:
-        store = open_store(db)
-        assert isinstance(store, PgVectorStore)
-        ingest(SAMPLE_DOCS, settings, store, embedder)
+        assert isinstance(open_store(db), PgVectorStore)
     return settings
 
 
@@ -190,7 +189,7 @@ def test_two_ingests_into_one_database_one_is_refused(
 ) -> None:
     first, second = two_homes
     docs = tmp_path / "docs"
-    shutil.copytree(SAMPLE_DOCS, docs)
+    shutil.copytree(SAMPLE_DOCS / "integracions", docs / "integracions")  # two pages: enough to pause in
     pausing = PausingEmbedder(embedder)
     outcome: dict[str, object] = {}
 
