@@ -123,5 +123,11 @@ class CallLog:
         """Erase every call asked for `user`; returns how many rows went."""
         return self._conn.execute("DELETE FROM calls WHERE user = ?", (user,)).rowcount
 
+    def delete_expired(self, session_ids: list[str], before: float) -> int:
+        """Erase the calls of `session_ids` and every call made before `before` (retention)."""
+        marks = ", ".join("?" * len(session_ids)) or "NULL"
+        query = f"DELETE FROM calls WHERE ts <= ? OR session_id IN ({marks})"
+        return self._conn.execute(query, (before, *session_ids)).rowcount
+
     def close(self) -> None:
         self._conn.close()
