@@ -281,6 +281,28 @@ def test_an_answer_in_flight_during_an_erasure_leaves_nothing_behind(db_settings
     assert [r for r in cache_rows(db_settings, embedder) if r["owner"] == anna] == []
 
 
+# -- 12: the committed turn number ---------------------------------------------------------------------
+
+
+def test_the_turn_number_returned_is_the_one_committed_when_another_process_got_in_first(
+    db_settings, embedder, users
+) -> None:
+    """Two managers stand for two server processes: the first one's answer is held while the second
+    commits a turn, so the first must answer again and commit as turn 2, and say so."""
+    anna, _ = users
+    held = TurnModel(hold=True)
+    first, second = manager(db_settings, embedder, held), manager(db_settings, embedder, TurnModel())
+    info = first.create(anna)
+    with ThreadPoolExecutor(1) as pool:
+        answer = pool.submit(first.answer, anna, info.id, PDF)
+        assert held.started.wait(30)
+        assert second.answer(anna, info.id, "Com restableixo la contrasenya?").turn == 1
+        held.release.set()
+        done = answer.result(timeout=60)
+    stored = {t.question: t.turn for t in first.turns(anna, info.id)}
+    assert done.turn == stored[PDF] == 2
+
+
 # -- content-free questions ----------------------------------------------------------------------------
 
 
