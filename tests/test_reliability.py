@@ -13,14 +13,15 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 from sqlalchemy import select, text
 
-from docubot.cache.answers import AnswerCache, cached_answers
+from docubot.cache.answers import cached_answers
 from docubot.calllog import CallLog
 from docubot.config import Settings
-from docubot.db import dispose_engines
+from docubot.db import Database
 from docubot.llm import ChatRequest, ProviderError, StreamEvent, Usage
 from docubot.rag.answer import DocuBot, QuestionError, TurnContext
 from docubot.rag.question import EMPTY_QUESTION_TEXT, is_content_free
 from docubot.sessions import SessionManager, SessionNotFound
+from tests.corpus_fixtures import with_sample_corpus
 
 PDF = "Com exporto un informe a PDF?"
 PDF_REWORDED = "Com puc exportar un informe a PDF, si us plau?"
@@ -75,16 +76,14 @@ class TurnModel:
 
 
 @pytest.fixture(params=["sqlite", "postgres"])
-def db_settings(request, sample_settings: Settings, tmp_path) -> Iterator[Settings]:
+def db_settings(request, sample_settings: Settings, tmp_path) -> Settings:
     """The sample store with the answer cache on; the database a fresh SQLite file or the test
     PostgreSQL server (its cache table emptied first: the server is shared by the whole run)."""
     if request.param == "sqlite":
         url = f"sqlite:///{tmp_path / 'reliability.db'}"
     else:
         url = request.getfixturevalue("postgres_url")
-    settings = sample_settings.with_overrides(database_url=url, cache_enabled=True)
-    yield settings
-    dispose_engines()
+    return with_sample_corpus(sample_settings, url).with_overrides(cache_enabled=True)
 
 
 @pytest.fixture
@@ -97,13 +96,17 @@ def manager(settings: Settings, embedder, model=None) -> SessionManager:
     bot = DocuBot(settings, embedder=embedder, chat_model=model)
     assert bot.cache is not None
     bot.cache.clear()
-    return SessionManager(settings, bot)
+    return SessionManager(settings, bot, bot.db)
 
 
 def cache_rows(settings: Settings, embedder) -> list[dict]:
-    cache = AnswerCache(settings, embedder)
-    with cache.engine.connect() as conn:
+    with Database(settings) as db, db.read() as conn:
         return [dict(r) for r in conn.execute(select(cached_answers)).mappings()]
+
+
+def calls_of(settings: Settings, user: str) -> list:
+    with Database(settings) as db:
+        return CallLog(db).for_user(user)
 
 
 # -- 4: a failing summary ----------------------------------------------------------------------------
@@ -156,7 +159,7 @@ def test_a_cache_write_that_fails_never_fails_the_answer(db_settings, embedder, 
     bot = DocuBot(db_settings, embedder=embedder, chat_model=None)
     assert bot.cache is not None
     bot.cache.clear()
-    dialect = bot.cache.engine.dialect.name
+    dialect = bot.db.engine.dialect.name
     statements = {
         "sqlite": [
             "CREATE TRIGGER refuse_cache BEFORE INSERT ON cached_answers "
@@ -169,13 +172,13 @@ def test_a_cache_write_that_fails_never_fails_the_answer(db_settings, embedder, 
             "FOR EACH ROW EXECUTE FUNCTION refuse_cache()",
         ],
     }[dialect]
-    with bot.cache.engine.begin() as conn:
+    with bot.db.engine.begin() as conn:
         for statement in statements:
             conn.execute(text(statement))
     try:
         result = bot.ask(PDF)
     finally:
-        with bot.cache.engine.begin() as conn:
+        with bot.db.engine.begin() as conn:
             conn.execute(
                 text("DROP TRIGGER refuse_cache" + (" ON cached_answers" if dialect != "sqlite" else ""))
             )
@@ -240,12 +243,12 @@ def test_purging_expired_sessions_removes_their_call_log_rows_and_cached_answers
     sessions.bot.ask("Com restableixo la contrasenya?", context=TurnContext(user=anna))  # stateless
     rows = cache_rows(db_settings, embedder)
     assert {r["scope"] for r in rows} == {"global", f"user:{anna}"}
-    assert len(CallLog(db_settings.db_path).for_user(anna)) == 3
+    assert len(calls_of(db_settings, anna)) == 3
     fresh = sessions.create(biel)
     sessions.send(biel, fresh.id, "Com restableixo la contrasenya?")  # an exact hit of anna's ask
 
     assert sessions.purge_expired(now=sessions.get(anna, info.id).expires_at + 1) >= 1
-    assert CallLog(db_settings.db_path).for_user(anna) == []  # past the TTL, sessions or not
+    assert calls_of(db_settings, anna) == []  # past the TTL, sessions or not
     assert [r for r in cache_rows(db_settings, embedder) if anna in (r["owner"], r["scope"][5:])] == []
 
 
@@ -253,11 +256,11 @@ def test_purging_one_expired_session_keeps_the_live_ones(db_settings, embedder, 
     anna, _ = users
     sessions = manager(db_settings, embedder)
     old, live = sessions.create(anna), sessions.create(anna)
-    short = SessionManager(db_settings.with_overrides(session_ttl_days=1e-9), sessions.bot)
+    short = SessionManager(db_settings.with_overrides(session_ttl_days=1e-9), sessions.bot, sessions.db)
     short.send(anna, old.id, PDF)  # expires at once
     sessions.send(anna, live.id, "Com restableixo la contrasenya?")
     assert sessions.purge_expired() == 1
-    calls = CallLog(db_settings.db_path).for_user(anna)
+    calls = calls_of(db_settings, anna)
     assert [c.session_id for c in calls] == [live.id]
     assert {r["session_id"] for r in cache_rows(db_settings, embedder)} == {live.id}
 
@@ -277,7 +280,7 @@ def test_an_answer_in_flight_during_an_erasure_leaves_nothing_behind(db_settings
         model.release.set()
         with pytest.raises(SessionNotFound):
             answer.result(timeout=60)
-    assert CallLog(db_settings.db_path).for_user(anna) == []
+    assert calls_of(db_settings, anna) == []
     assert [r for r in cache_rows(db_settings, embedder) if r["owner"] == anna] == []
 
 
@@ -318,7 +321,7 @@ def test_content_free_questions_get_please_ask_and_never_a_cached_reply(
         assert result.outcome == "empty_question" and result.cache is None
         assert result.answer.resposta == EMPTY_QUESTION_TEXT and result.sources == []
     assert cache_rows(db_settings, embedder) == []
-    assert CallLog(db_settings.db_path).last(1)[0].outcome == "empty_question"
+    assert CallLog(bot.db).last(1)[0].outcome == "empty_question"
 
 
 def test_only_questions_without_a_word_are_content_free() -> None:

@@ -20,12 +20,13 @@ import uvicorn
 from sqlalchemy.exc import DataError, IntegrityError, OperationalError
 
 from docubot.config import Settings
-from docubot.db import dispose_engines
+from docubot.db import Database
 from docubot.llm import ChatRequest, StreamEvent, Usage
 from docubot.rag.answer import DocuBot
 from docubot.server.app import create_app
 from docubot.server.run import server_config
 from docubot.server.users import UserStore
+from tests.corpus_fixtures import with_sample_corpus
 from tests.fakes import ScriptedModel
 from tests.servers import free_port, serving
 from tests.test_reliability import TurnModel
@@ -49,26 +50,25 @@ class Server:
 
 def make_app(settings: Settings, embedder, model=None) -> tuple[object, dict[str, str]]:
     """The app over the sample store, with two users of names unique to the test."""
-    store, tag = UserStore(settings), uuid.uuid4().hex[:8]
+    bot = DocuBot(settings, embedder=embedder, chat_model=model)
+    store, tag = UserStore(bot.db), uuid.uuid4().hex[:8]
     keys = {name: store.add(f"{name}-{tag}")[1] for name in ("anna", "biel")}
-    return create_app(settings, DocuBot(settings, embedder=embedder, chat_model=model)), keys
+    return create_app(settings, bot), keys
 
 
 @pytest.fixture(params=["sqlite", "postgres"])
-def backend(request, sample_settings: Settings, tmp_path) -> Iterator[Settings]:
+def backend(request, sample_settings: Settings, tmp_path) -> Settings:
     """Sessions, users and caches (on) in a fresh SQLite file or in the test PostgreSQL."""
     if request.param == "sqlite":
         url = f"sqlite:///{tmp_path / 'api.db'}"
     else:
         url = request.getfixturevalue("postgres_url")
-    yield sample_settings.with_overrides(database_url=url, cache_enabled=True)
-    dispose_engines()
+    return with_sample_corpus(sample_settings, url).with_overrides(cache_enabled=True)
 
 
 @pytest.fixture
-def sqlite_settings(sample_settings: Settings, tmp_path) -> Iterator[Settings]:
-    yield sample_settings.with_overrides(database_url=f"sqlite:///{tmp_path / 'api.db'}")
-    dispose_engines()
+def sqlite_settings(sample_settings: Settings, tmp_path) -> Settings:
+    return with_sample_corpus(sample_settings, f"sqlite:///{tmp_path / 'api.db'}")
 
 
 def served(settings: Settings, embedder, model=None):
@@ -302,7 +302,6 @@ def test_the_server_stops_within_five_seconds_with_streams_in_flight(sqlite_sett
     thread.join(timeout=30)
     stopped_in = time.monotonic() - started
     assert not thread.is_alive() and stopped_in < 5.0, stopped_in
-    store = UserStore(sqlite_settings)
-    with store.engine.connect() as conn:
+    with Database(sqlite_settings) as db, db.read() as conn:
         turns = conn.exec_driver_sql("SELECT COUNT(*) FROM session_turns").scalar_one()
     assert turns == 0  # no answer was cut short and stored half-way

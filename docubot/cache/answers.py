@@ -37,9 +37,7 @@ from sqlalchemy import (
     Text,
     delete,
     func,
-    inspect,
     select,
-    text,
     update,
 )
 from sqlalchemy.dialects import postgresql, sqlite
@@ -47,7 +45,7 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from docubot.cache.gate import lexical_gate
 from docubot.config import Settings
-from docubot.db import engine_for, metadata
+from docubot.db import Database, metadata
 from docubot.embed import Embedder
 
 GLOBAL_SCOPE = "global"
@@ -78,8 +76,11 @@ cached_answers = Table(
     Column("session_id", String(64)),  # the session it was asked in, if any
     Index("cached_answers_lookup", "context_key", "corpus_version", "scope"),
 )
-_ADDED_COLUMNS = ("owner", "session_id")
-"""Columns added after the first release: created on older databases when first opened."""
+
+
+def semantic_threshold(settings: Settings, embedder_name: str) -> float:
+    """The configured override, else the threshold calibrated for this embedder."""
+    return settings.cache_similarity or SEMANTIC_THRESHOLDS.get(embedder_name, DEFAULT_SEMANTIC_THRESHOLD)
 
 
 def normalize_question(text: str) -> str:
@@ -132,13 +133,11 @@ class CacheStats:
 class AnswerCache:
     """Looks answers up (`probe`) and stores good ones (`store`) in the deployment's database."""
 
-    def __init__(self, settings: Settings, embedder: Embedder) -> None:
+    def __init__(self, settings: Settings, embedder: Embedder, db: Database) -> None:
         self.settings = settings
         self.embedder = embedder
-        self.engine = cache_engine(settings)
-        self.threshold = settings.cache_similarity or SEMANTIC_THRESHOLDS.get(
-            embedder.name, DEFAULT_SEMANTIC_THRESHOLD
-        )
+        self.db = db
+        self.threshold = semantic_threshold(settings, embedder.name)
 
     def probe(
         self,
@@ -187,8 +186,8 @@ class AnswerCache:
             "semantic_hits": 0,
         }
         try:
-            with self.engine.begin() as conn:
-                conn.execute(_upsert(self.engine, row))
+            with self.db.write() as conn:
+                conn.execute(_upsert(self.db.engine, row))
         except SQLAlchemyError:
             log.exception("could not cache the answer to a question (the answer itself was given)")
             return False
@@ -196,7 +195,7 @@ class AnswerCache:
 
     def stats(self, corpus_version: int) -> CacheStats:
         c = cached_answers.c
-        with self.engine.connect() as conn:
+        with self.db.read() as conn:
             live = conn.execute(
                 select(func.count()).where(c.corpus_version == corpus_version, c.expires_at > time.time())
             ).scalar_one()
@@ -215,14 +214,14 @@ class AnswerCache:
 
     def clear(self) -> int:
         """Delete every entry; returns how many."""
-        with self.engine.begin() as conn:
+        with self.db.write() as conn:
             return int(conn.execute(delete(cached_answers)).rowcount or 0)
 
     # -- lookups --------------------------------------------------------------------------------
     def _exact(self, question: str, scopes: list[str], context: str, version: int) -> CacheHit | None:
         keys = [_entry_key(question, scope, context, version) for scope in scopes]
         c = cached_answers.c
-        with self.engine.connect() as conn:
+        with self.db.read() as conn:
             row = conn.execute(
                 select(c.id, c.question, c.result).where(c.key.in_(keys), c.expires_at > time.time())
             ).first()
@@ -235,7 +234,7 @@ class AnswerCache:
         self, question: str, vector: np.ndarray, scopes: list[str], context: str, version: int
     ) -> CacheHit | None:
         c = cached_answers.c
-        with self.engine.connect() as conn:
+        with self.db.read() as conn:
             rows = conn.execute(
                 select(c.id, c.question, c.embedding, c.result).where(
                     c.context_key == context,
@@ -259,7 +258,7 @@ class AnswerCache:
 
     def _count(self, entry_id: int, column: str) -> None:
         try:
-            with self.engine.begin() as conn:
+            with self.db.write() as conn:
                 conn.execute(
                     update(cached_answers)
                     .where(cached_answers.c.id == entry_id)
@@ -269,55 +268,42 @@ class AnswerCache:
             log.exception("could not count a cache hit")
 
 
-def evict_stale(settings: Settings, corpus_version: int) -> int:
+def evict_stale(db: Database, corpus_version: int) -> int:
     """Delete the entries of every older corpus version, and expired ones; returns how many."""
     c = cached_answers.c
-    with cache_engine(settings).begin() as conn:
+    with db.write() as conn:
         result = conn.execute(
             delete(cached_answers).where((c.corpus_version < corpus_version) | (c.expires_at <= time.time()))
         )
         return int(result.rowcount or 0)
 
 
-def erase_user(settings: Settings, user: str) -> int:
+def erase_user(db: Database, user: str) -> int:
     """Delete every entry made from `user`'s words: their own scope, and the shared entries their
     questions made."""
     c = cached_answers.c
-    with cache_engine(settings).begin() as conn:
+    with db.write() as conn:
         result = conn.execute(delete(cached_answers).where((c.scope == user_scope(user)) | (c.owner == user)))
         return int(result.rowcount or 0)
 
 
-def erase_sessions(settings: Settings, session_ids: list[str]) -> int:
+def erase_sessions(db: Database, session_ids: list[str]) -> int:
     """Delete every entry made from a question asked in one of `session_ids`; returns how many."""
     if not session_ids:
         return 0
-    with cache_engine(settings).begin() as conn:
+    with db.write() as conn:
         result = conn.execute(delete(cached_answers).where(cached_answers.c.session_id.in_(session_ids)))
         return int(result.rowcount or 0)
 
 
-def evict_expired(settings: Settings, created_before: float) -> int:
+def evict_expired(db: Database, created_before: float) -> int:
     """Delete expired entries and those made before `created_before` (the retention limit)."""
     c = cached_answers.c
-    with cache_engine(settings).begin() as conn:
+    with db.write() as conn:
         result = conn.execute(
             delete(cached_answers).where((c.expires_at <= time.time()) | (c.created_at <= created_before))
         )
         return int(result.rowcount or 0)
-
-
-def cache_engine(settings: Settings) -> Engine:
-    """The deployment's engine, with the cache table's later columns added to an older database."""
-    engine = engine_for(settings)
-    present = {column["name"] for column in inspect(engine).get_columns(cached_answers.name)}
-    missing = [name for name in _ADDED_COLUMNS if name not in present]
-    if missing:
-        with engine.begin() as conn:
-            for name in missing:
-                kind = cached_answers.c[name].type.compile(engine.dialect)
-                conn.execute(text(f"ALTER TABLE {cached_answers.name} ADD COLUMN {name} {kind}"))
-    return engine
 
 
 def user_scope(user: str) -> str:

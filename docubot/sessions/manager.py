@@ -31,7 +31,7 @@ from docubot.chat.conversation import DEFAULT_POLICY, Conversation, TurnUsage, m
 from docubot.chat.policies import ConversationState
 from docubot.chat.profile import Fact, UserProfile
 from docubot.config import Settings
-from docubot.db import engine_for
+from docubot.db import Database
 from docubot.llm import Message
 from docubot.rag.answer import AskResult, DocuBot
 from docubot.sessions.erasure import erase_everywhere
@@ -83,10 +83,10 @@ class SessionTurn:
 class SessionManager:
     """Creates, loads, answers in, and erases sessions (see the module doc)."""
 
-    def __init__(self, settings: Settings, bot: DocuBot) -> None:
+    def __init__(self, settings: Settings, bot: DocuBot, db: Database) -> None:
         self.settings = settings
         self.bot = bot
-        self.engine = engine_for(settings)
+        self.db = db
         self.ttl_s = settings.session_ttl_days * 86400
         self._live: OrderedDict[str, Conversation] = OrderedDict()
         self._locks: dict[str, threading.Lock] = {}
@@ -109,13 +109,13 @@ class SessionManager:
             "updated_at": now,
             "expires_at": now + self.ttl_s,
         }
-        with self.engine.begin() as conn:
+        with self.db.write() as conn:
             conn.execute(insert(sessions).values(**row))
         return _info(row)
 
     def list(self, user: str) -> list[SessionInfo]:
         """The user's live sessions, most recently used first."""
-        with self.engine.connect() as conn:
+        with self.db.read() as conn:
             rows = conn.execute(
                 select(sessions)
                 .where(sessions.c.user == user, sessions.c.expires_at > time.time())
@@ -124,11 +124,11 @@ class SessionManager:
             return [_info(r) for r in rows]
 
     def get(self, user: str, session_id: str) -> SessionInfo:
-        with self.engine.connect() as conn:
+        with self.db.read() as conn:
             return _info(self._row(conn, user, session_id))
 
     def turns(self, user: str, session_id: str) -> builtins.list[SessionTurn]:
-        with self.engine.connect() as conn:
+        with self.db.read() as conn:
             self._row(conn, user, session_id)
             rows = conn.execute(
                 select(session_turns)
@@ -140,7 +140,7 @@ class SessionManager:
             ]
 
     def delete(self, user: str, session_id: str) -> None:
-        with self.engine.begin() as conn:
+        with self.db.write() as conn:
             self._row(conn, user, session_id)
             _delete_sessions(conn, [session_id])
         self._drop(session_id)
@@ -190,7 +190,7 @@ class SessionManager:
         cached answers), and every call-log row and cached answer older than the session TTL;
         returns how many sessions went."""
         moment = time.time() if now is None else now
-        with self.engine.begin() as conn:
+        with self.db.write() as conn:
             ids = list(conn.execute(select(sessions.c.id).where(sessions.c.expires_at <= moment)).scalars())
             _delete_sessions(conn, ids)
         for session_id in ids:
@@ -200,17 +200,17 @@ class SessionManager:
 
     def delete_user(self, user: str) -> dict[str, int]:
         """Erase everything stored about `user`: sessions, call-log rows, their cached answers…"""
-        with self.engine.begin() as conn:
+        with self.db.write() as conn:
             ids = list(conn.execute(select(sessions.c.id).where(sessions.c.user == user)).scalars())
             _delete_sessions(conn, ids)
         for session_id in ids:
             self._drop(session_id)
-        return {"sessions": len(ids), **erase_everywhere(self.settings, user)}
+        return {"sessions": len(ids), **erase_everywhere(self.db, user)}
 
     def export_user(self, user: str) -> dict[str, Any]:
         """Everything stored about `user`, as JSON-ready data."""
         exported = []
-        with self.engine.connect() as conn:
+        with self.db.read() as conn:
             rows = conn.execute(select(sessions).where(sessions.c.user == user)).mappings().all()
             for row in rows:
                 exported.append(
@@ -224,18 +224,14 @@ class SessionManager:
                         "usage": _rows(conn, session_usage, row["id"]),
                     }
                 )
-        log = CallLog(self.settings.db_path)
-        try:
-            calls = [c.__dict__ for c in log.for_user(user)]
-        finally:
-            log.close()
+        calls = [c.__dict__ for c in CallLog(self.db).for_user(user)]
         return {"user": user, "exported_at": time.time(), "sessions": exported, "calls": calls}
 
     # -- internals ------------------------------------------------------------------------------
     def _unless_erased(self, user: str, session_id: str) -> None:
         """After a failed commit: if the session was erased while answering, erase what this answer
         wrote meanwhile (its call-log row, its cached answer) and raise SessionNotFound."""
-        with self.engine.connect() as conn:
+        with self.db.read() as conn:
             found = conn.execute(
                 select(sessions.c.id).where(sessions.c.id == session_id, sessions.c.user == user)
             ).first()
@@ -246,14 +242,10 @@ class SessionManager:
 
     def _erase_copies(self, session_ids: builtins.list[str], before: float = 0.0) -> None:
         """Delete the call-log rows and cached answers of `session_ids`, and those made before `before`."""
-        log = CallLog(self.settings.db_path)
-        try:
-            log.delete_expired(session_ids, before)
-        finally:
-            log.close()
-        erase_sessions(self.settings, session_ids)
+        CallLog(self.db).delete_expired(session_ids, before)
+        erase_sessions(self.db, session_ids)
         if before > 0:
-            evict_expired(self.settings, created_before=before)
+            evict_expired(self.db, created_before=before)
 
     def _row(self, conn: Connection, user: str, session_id: str) -> Any:
         validated(session_id)
@@ -274,7 +266,7 @@ class SessionManager:
 
     def _conversation(self, user: str, session_id: str) -> tuple[Conversation, int]:
         """The live conversation, reloaded when the database has turns it does not."""
-        with self.engine.connect() as conn:
+        with self.db.read() as conn:
             row = self._row(conn, user, session_id)
             live = self._live.get(session_id)
             if live is not None and len(live.state.messages) == 2 * row["turns"]:
@@ -332,7 +324,7 @@ class SessionManager:
         }
         if base_turns == 0:
             values["title"] = _title(text)
-        with self.engine.begin() as conn:
+        with self.db.write() as conn:
             moved = conn.execute(
                 update(sessions)
                 .where(sessions.c.id == session_id, sessions.c.turns == base_turns)
