@@ -71,8 +71,12 @@ def test_the_index_follows_every_ingest_and_heals_when_stale(tmp_path, embedder)
         and fresh.scores(store, "Titani")
         and fresh.scores(store, "pulsars")
     )
-    stamp = settings.keyword_index_dir / "ids.json"
-    assert json.loads(stamp.read_text())["corpus_version"] == store.corpus_version()
+    pointer = settings.keyword_index_dir / "current.json"
+    published = json.loads(pointer.read_text())
+    assert published["corpus_version"] == store.corpus_version()
+    stamp = settings.keyword_index_dir / published["folder"] / "ids.json"
     stamp.write_text(json.dumps({"corpus_version": 0, "ids": []}))  # a stale or foreign index
+    assert KeywordIndex(settings.keyword_index_dir).scores(store, "Titani")
+    pointer.unlink()  # a missing index
     assert KeywordIndex(settings.keyword_index_dir).scores(store, "Titani")
     store.close()
