@@ -238,7 +238,8 @@ def test_long_or_punctuated_setext_lines_are_text(line: str) -> None:
 
 
 def test_a_setext_h1_made_of_an_admonition_is_not_the_title() -> None:
-    page = parse_page("[NOTE]\n====\nThis page is generated.\n====\n\n## Usage\n\nText.\n", "guides/cli-usage.md")
+    text = "[NOTE]\n====\nThis page is generated.\n====\n\n## Usage\n\nText.\n"
+    page = parse_page(text, "guides/cli-usage.md")
     assert page.title == "Cli usage"
     assert paths(page) == [(), ("Usage",)]
 

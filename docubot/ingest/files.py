@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 MARKDOWN_SUFFIXES = (".md", ".markdown")
+OUTSIDE = "symlink to a path outside the docs folder; not read"
 
 
 class DocsFolderError(Exception):
@@ -37,7 +38,8 @@ class SkippedPath:
 
 
 def find_pages(folder: Path) -> tuple[list[PageFile], list[SkippedPath]]:
-    """All markdown files under `folder`, sorted, following symlinks that stay inside it, never around a loop."""
+    """All markdown files under `folder`, sorted; symlinks are followed while they stay inside it, never
+    around a loop."""
     if not folder.exists():
         raise DocsFolderError(f"docs folder not found: {folder}")
     if not folder.is_dir():
@@ -85,7 +87,7 @@ def _walk(
         if is_file and path.suffix.lower() not in MARKDOWN_SUFFIXES:
             continue
         if entry.is_symlink() and not _inside(root, path.resolve()):
-            skipped.append(SkippedPath(_rel(root, path), "symlink to a path outside the docs folder; not read"))
+            skipped.append(SkippedPath(_rel(root, path), OUTSIDE))
         elif is_dir and entry.is_symlink():
             target = path.resolve()
             reason = (

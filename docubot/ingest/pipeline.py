@@ -189,8 +189,8 @@ def _read_pages(
         page = parse_page(text, page_file.relative)
         if page.text_headings:
             report.warnings.append(
-                f"{page_file.relative}: {len(page.text_headings)} line(s) underlined with ---/=== read as text, "
-                f"not headings (prose or [NOTE]-style), e.g. {page.text_headings[0][:60]!r}"
+                f"{page_file.relative}: {len(page.text_headings)} line(s) underlined with ---/=== read as "
+                f"text, not headings (prose or [NOTE]-style), e.g. {page.text_headings[0][:60]!r}"
             )
         if not page.has_meta_line:
             report.warnings.append(
