@@ -18,7 +18,7 @@ import tempfile
 import threading
 import time
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -64,13 +64,28 @@ def tokenize(text: str, language: str | None = None) -> list[str]:
     return _stemmer(language).stemWords(kept)
 
 
-@dataclass(frozen=True)
+@dataclass
 class _Loaded:
     """An index in memory: the corpus version it was built from, and its chunk ids in row order."""
 
     version: int
     retriever: Any
     ids: list[str]
+
+    @cached_property
+    def by_deletion(self) -> dict[str, list[str]]:
+        """Every vocabulary term of `FUZZY_MIN_CHARS`+ letters, under itself and each one-letter deletion."""
+        index: dict[str, list[str]] = {}
+        for term in getattr(self.retriever, "vocab_dict", {}):
+            if len(term) >= FUZZY_MIN_CHARS and term.isalpha():
+                for key in {term, *_deletions(term)}:
+                    index.setdefault(key, []).append(term)
+        return index
+
+    def near_terms(self, token: str) -> list[str]:
+        """Vocabulary terms one edit (insert, delete, substitute, swap) away from `token`."""
+        candidates = {t for key in (token, *_deletions(token)) for t in self.by_deletion.get(key, ())}
+        return sorted(t for t in candidates if _one_edit_apart(token, t))
 
 
 class KeywordIndex:
@@ -100,7 +115,7 @@ class KeywordIndex:
         tokens = tokenize(question)
         if not tokens:
             return {}
-        raw = np.asarray(index.retriever.get_scores(tokens))
+        raw = np.asarray(index.retriever.get_scores(tokens)) + _typo_scores(index, tokens)
         return {index.ids[i]: float(raw[i]) for i in np.flatnonzero(raw > 0)}
 
     def _current(self, store: VectorStore) -> _Loaded:
@@ -171,6 +186,42 @@ class KeywordIndex:
         retriever = bm25s.BM25.load(str(folder), mmap=True, show_progress=False) if ids else bm25s.BM25()
         return _Loaded(int(meta["corpus_version"]), retriever, ids)
 
+
+def _typo_scores(index: _Loaded, tokens: list[str]) -> np.ndarray | float:
+    """For each query token missing from the vocabulary (a typo, most often), the best BM25 score of
+    the vocabulary terms one edit away, weighted down by `FUZZY_WEIGHT`."""
+    vocabulary = getattr(index.retriever, "vocab_dict", {})
+    total: np.ndarray | float = 0.0
+    for token in tokens:
+        if token in vocabulary or len(token) < FUZZY_MIN_CHARS or not token.isalpha():
+            continue
+        near = index.near_terms(token)
+        if near:
+            best = np.max([np.asarray(index.retriever.get_scores([t])) for t in near], axis=0)
+            total = total + FUZZY_WEIGHT * best
+    return total
+
+
+def _deletions(term: str) -> set[str]:
+    return {term[:i] + term[i + 1 :] for i in range(len(term))}
+
+
+def _one_edit_apart(a: str, b: str) -> bool:
+    """Damerau-Levenshtein distance exactly 1 (insertion, deletion, substitution or adjacent swap)."""
+    if a == b or abs(len(a) - len(b)) > 1:
+        return False
+    start = next((i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b)))
+    if len(a) == len(b):
+        swapped = start + 1 < len(a) and a[start] == b[start + 1] and a[start + 1] == b[start]
+        return a[start + 1 :] == b[start + 1 :] or (swapped and a[start + 2 :] == b[start + 2 :])
+    longer, shorter = (a, b) if len(a) > len(b) else (b, a)
+    return longer[start + 1 :] == shorter[start:]
+
+
+FUZZY_MIN_CHARS = 4
+"""Query tokens (stemmed) this long or longer that the index lacks are matched one edit away."""
+FUZZY_WEIGHT = 0.5
+"""A near term scores at this share of an exact match."""
 
 _POINTER = "current.json"
 _LOCK = "publish.lock"
