@@ -13,10 +13,11 @@ from typer.testing import CliRunner
 
 from docubot.cli import app
 from docubot.config import Settings
+from docubot.db import Database
 from docubot.ingest.pipeline import ingest
 from docubot.rag.answer import DocuBot
 from docubot.rag.keyword import KeywordIndex
-from docubot.store.sqlite import SQLiteStore
+from docubot.store.sql import SQLStore
 
 SECRET = "sk-live-7f3a9c"
 
@@ -40,7 +41,7 @@ ESCAPES = {"config.md", "extern", "passwd.md"}
 
 
 def test_ingest_never_reads_through_a_link_out_of_the_docs_folder(
-    hostile_docs: Path, settings: Settings, store: SQLiteStore, embedder
+    hostile_docs: Path, settings: Settings, store: SQLStore, embedder
 ) -> None:
     report = ingest(hostile_docs, settings, store, embedder)
     texts = " ".join(r.text for r in store.get(store.list_ids()))
@@ -71,7 +72,7 @@ def test_the_cli_lists_every_skipped_link(
 
 
 def test_a_link_inside_the_docs_folder_is_ingested(
-    docs: Path, settings: Settings, store: SQLiteStore, embedder
+    docs: Path, settings: Settings, store: SQLStore, embedder
 ) -> None:
     (docs / "guies").mkdir()
     (docs / "guies" / "real.md").write_text("# Real\n\n## Quasars\n\nEl botó Zirconi activa els quasars.\n")
@@ -85,7 +86,7 @@ def test_a_link_inside_the_docs_folder_is_ingested(
 
 
 @pytest.fixture
-def ingested(docs: Path, settings: Settings, store: SQLiteStore, embedder) -> Settings:
+def ingested(docs: Path, settings: Settings, store: SQLStore, embedder) -> Settings:
     """Two small pages ingested into `store`."""
     (docs / "a.md").write_text("# Guia\n\n## Quasars\n\nEl botó Zirconi activa els quasars.\n")
     (docs / "b.md").write_text("# Altra\n\n## Pulsars\n\nEls pulsars es configuren a Preferències.\n")
@@ -99,7 +100,8 @@ def test_searches_never_fail_while_others_rebuild_the_index(ingested: Settings) 
     rebuilding = threading.Event()
 
     def rebuild(times: int) -> None:
-        store = SQLiteStore(ingested.db_path)
+        db = Database(ingested)
+        store = SQLStore(db)
         index = KeywordIndex(ingested.keyword_index_dir)
         try:
             for _ in range(times):
@@ -108,10 +110,11 @@ def test_searches_never_fail_while_others_rebuild_the_index(ingested: Settings) 
         except Exception as exc:  # every failure is the finding
             errors.append(f"rebuild: {exc!r}")
         finally:
-            store.close()
+            db.close()
 
     def search() -> None:
-        store = SQLiteStore(ingested.db_path)
+        db = Database(ingested)
+        store = SQLStore(db)
         index = KeywordIndex(ingested.keyword_index_dir)
         try:
             while rebuilding.is_set():
@@ -120,7 +123,7 @@ def test_searches_never_fail_while_others_rebuild_the_index(ingested: Settings) 
         except Exception as exc:
             errors.append(f"search: {exc!r}")
         finally:
-            store.close()
+            db.close()
 
     rebuilding.set()
     writers = [threading.Thread(target=rebuild, args=(25,)) for _ in range(2)]
@@ -139,7 +142,7 @@ def test_searches_never_fail_while_others_rebuild_the_index(ingested: Settings) 
 
 
 def test_a_reader_retries_when_the_published_index_vanishes_mid_load(
-    ingested: Settings, store: SQLiteStore, monkeypatch: pytest.MonkeyPatch
+    ingested: Settings, store: SQLStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The pointer names a folder a rebuild removes before the reader opens it: the reader reads the
     pointer again and loads the new index, without rebuilding."""
@@ -160,10 +163,15 @@ def test_a_reader_retries_when_the_published_index_vanishes_mid_load(
 
 
 def test_a_crash_after_the_chunks_are_written_never_leaves_a_stale_index_or_answer(
-    docs: Path, ingested: Settings, store: SQLiteStore, embedder, monkeypatch: pytest.MonkeyPatch
+    docs: Path,
+    ingested: Settings,
+    db: Database,
+    store: SQLStore,
+    embedder,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     settings = ingested.with_overrides(cache_enabled=True, llm="none")
-    bot = DocuBot(settings, embedder=embedder, store=store, chat_model=None)
+    bot = DocuBot(settings, embedder=embedder, store=store, chat_model=None, db=db)
     question = "Quin botó activa els quasars?"
     assert "Zirconi" in bot.ask(question, mode="bm25").answer.resposta
     assert bot.ask(question, mode="bm25").cache == "exact"
@@ -188,14 +196,13 @@ def test_a_crash_after_the_chunks_are_written_never_leaves_a_stale_index_or_answ
 
 
 def test_a_long_lived_index_follows_another_process_ingest(
-    docs: Path, ingested: Settings, store: SQLiteStore, embedder
+    docs: Path, ingested: Settings, store: SQLStore, embedder
 ) -> None:
     serving = KeywordIndex(ingested.keyword_index_dir)
     assert serving.scores(store, "Zirconi")
     (docs / "c.md").write_text("# Nova\n\n## Magnetars\n\nEls magnetars es creen al tauler.\n")
-    other_process = SQLiteStore(ingested.db_path)
-    ingest(docs, ingested, other_process, embedder)
-    other_process.close()
+    with Database(ingested) as other_process:
+        ingest(docs, ingested, SQLStore(other_process), embedder)
     assert serving.scores(store, "magnetars")
 
 
@@ -203,7 +210,7 @@ def test_a_long_lived_index_follows_another_process_ingest(
 
 
 def test_ingest_reports_underlined_prose_and_keeps_the_real_sections(
-    docs: Path, settings: Settings, store: SQLiteStore, embedder
+    docs: Path, settings: Settings, store: SQLStore, embedder
 ) -> None:
     (docs / "upgrade.md").write_text(
         "# Upgrading\n\n## Before you start\n\nBack up first.\n\n[NOTE]\n----\n"

@@ -92,7 +92,8 @@ def test_typos_in_query_terms_still_find_the_page_at_a_lower_score(tmp_path, emb
     (docs / "slack.md").write_text("# Slack\n\n## Connect\n\nConnect Slack from the workspace settings.\n")
     (docs / "quasars.md").write_text("# Guia\n\n## Quasars\n\nEl botó Zirconi activa els quasars.\n")
     settings = Settings(home=tmp_path / "home")
-    store = SQLiteStore(settings.db_path)
+    db = Database(settings)
+    store = SQLStore(db)
     ingest(docs, settings, store, embedder)
     index = KeywordIndex(settings.keyword_index_dir)
     typo = index.scores(store, "enabel the githb plugn")
@@ -101,4 +102,4 @@ def test_typos_in_query_terms_still_find_the_page_at_a_lower_score(tmp_path, emb
     near = index.scores(store, "Zirconni")
     assert set(near) == set(exact) and 0 < max(near.values()) < max(exact.values())
     assert index.scores(store, "Xerofita") == {}  # nothing within one edit
-    store.close()
+    db.close()
