@@ -1,7 +1,7 @@
 """The store on PostgreSQL with pgvector: searches run in SQL, not over an in-memory matrix.
 
 Chunks live in the same `chunks` table as on SQLite; each also has its vector in the
-`embedding_vec vector` column (migration 0002), beside the float32 blob, which stays as the
+`embedding_vec vector` column (migration 0003), beside the float32 blob, which stays as the
 portable copy (`vectors_by_hash`, moving data between backends). Rows whose `embedding_vec` is
 missing (copied in as rows, or written by a plain `SQLStore`) are filled in when the store opens.
 
