@@ -118,6 +118,6 @@ def test_a_new_database_has_exactly_the_tables_of_the_code(
     with Database(settings) as db:
         assert current(db) == head()
         with db.read() as conn:
-            # pgvector's column and indexes exist on PostgreSQL only (migration 0002), outside `metadata`
+            # pgvector's column and indexes exist on PostgreSQL only (migration 0003), outside `metadata`
             shared = {"include_name": lambda name, *_: name not in PG_ONLY}
             assert compare_metadata(MigrationContext.configure(conn, opts=shared), metadata) == []
