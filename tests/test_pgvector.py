@@ -113,7 +113,7 @@ def test_rows_copied_in_get_their_vectors_and_hnsw_past_the_threshold(
         with db.read() as conn:
             missing = conn.exec_driver_sql("SELECT count(*) FROM chunks WHERE embedding_vec IS NULL")
             assert missing.scalar_one() == 0
-        assert store._index_dim(conn) is None  # type: ignore[attr-defined]
+            assert store._index_dim(conn) is None  # type: ignore[attr-defined]
         questions = [case.question for case in load_retrieval_set(EVAL_SET)][:20]
         expected = [[h.id for h in store.query(embedder.embed_query(q), 5)] for q in questions]
     with Database(hnsw) as db:
