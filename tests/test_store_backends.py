@@ -7,7 +7,6 @@ Real e5 vectors, real stores in tmp_path. Each test gets `store` (a fresh store 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -234,7 +233,9 @@ def test_a_second_instance_sees_the_first_ones_writes(
     assert "factures--pdf--00" not in {h.id for h in filled.query(vectors["factures--pdf--00"], k=10)}
 
 
-def test_embedding_model_mismatch_names_both(store: VectorStore, reopen: Reopen, embedder: E5Embedder) -> None:
+def test_embedding_model_mismatch_names_both(
+    store: VectorStore, reopen: Reopen, embedder: E5Embedder
+) -> None:
     store.check_embedding_model(embedder.name, embedder.dim)
     store.check_embedding_model(embedder.name, embedder.dim)  # same model: fine
     with pytest.raises(EmbeddingModelMismatch) as raised:
