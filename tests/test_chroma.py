@@ -16,8 +16,11 @@ from typer.testing import CliRunner
 
 from docubot.cli import app
 from docubot.config import Settings
+from docubot.embed.e5 import E5Embedder
 from docubot.ingest.pipeline import IngestRefused, ingest
 from docubot.store import StoreError, VectorStore, open_store
+from docubot.store import chroma as chroma_module
+from docubot.store.base import Record
 from docubot.store.chroma import ChromaStore
 from tests.conftest import CountingEmbedder, PageWriter
 from tests.servers import free_port
@@ -158,7 +161,10 @@ def test_an_ingest_process_killed_by_sigkill_is_repaired(
         from docubot.embed.e5 import E5Embedder
         from docubot.ingest.pipeline import ingest
         from docubot.store import open_store
-        from docubot.store.chroma import ChromaStore
+        from docubot.store import chroma as chroma_module
+from docubot.store.base import Record
+from docubot.store.chroma import ChromaStore
+from docubot.embed.e5 import E5Embedder
 
         def die(*_):
             os.kill(os.getpid(), signal.SIGKILL)  # after the upserts, before the deletes and the bump
@@ -278,3 +284,32 @@ def test_eval_retrieval_is_the_same_on_chroma(
         assert chroma["recall@5"] == sqlite["recall@5"], mode
         assert chroma["mrr"] == pytest.approx(sqlite["mrr"], abs=1e-4), mode
         assert chroma["misses"] == sqlite["misses"], mode
+
+
+def test_filters_chroma_applies_itself(
+    chroma: ChromaStore, embedder: E5Embedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """When the unfiltered over-fetch finds too few matches, the filter goes to Chroma as a `where`."""
+    texts = {f"p{i}--s--00": f"[P{i}]\nText {i} sobre factures i tasques." for i in range(6)}
+    vectors = embedder.embed_documents(list(texts.values()))
+    chroma.upsert(
+        [
+            Record(
+                chunk_id,
+                text,
+                {"url": f"wiki/p{i}", "version": "2026.2", "chunk_index": i % 2, "latest": i != 4},
+                vectors[i],
+            )
+            for i, (chunk_id, text) in enumerate(texts.items())
+        ]
+    )
+    monkeypatch.setattr(chroma_module, "OVERFETCH", 1)
+    searched: list[object] = []
+    search = chroma._search
+    monkeypatch.setattr(chroma, "_search", lambda v, k, where: searched.append(where) or search(v, k, where))
+    hits = chroma.query(vectors[0], k=1, filters={"url": ["wiki/p4", "wiki/p5"], "latest": False})
+    assert [h.id for h in hits] == ["p4--s--00"]
+    assert searched[-1] == {"$and": [{"url": {"$in": ["wiki/p4", "wiki/p5"]}}, {"latest": {"$in": [False]}}]}
+    odd = chroma.query(vectors[0], k=5, filters={"chunk_index": 1, "version": "2026.2"})
+    assert {h.id for h in odd} == {"p1--s--00", "p3--s--00", "p5--s--00"}
+    assert chroma.query(vectors[0], k=1, filters={"chunk_index": "x"}) == []

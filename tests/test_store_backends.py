@@ -205,6 +205,7 @@ def test_filters_version_and_latest(filled: VectorStore, vectors: dict[str, np.n
     ]
     assert filled.query(query, k=10, filters={"version": "1999.1"}) == []
     assert len(filled.query(query, k=2)) == 2
+    assert filled.query(query, k=0) == []
 
 
 def test_unknown_filter_field_is_an_error(filled: VectorStore, vectors: dict[str, np.ndarray]) -> None:

@@ -30,11 +30,14 @@ from docubot.store.base import (
     Record,
     StoreError,
     validate_filters,
+    validate_filters_for,
 )
 
 COLLECTION = "docubot"
 PAGE = 1000
 """Records per Chroma call (its own cap is a few thousand)."""
+OVERFETCH = 3
+"""A filtered query first searches this many times k unfiltered (see `query`)."""
 _MODEL, _DIM, _VERSION, _PENDING = "embedding_model", "embedding_dim", "corpus_version", "pending_version"
 
 
@@ -140,7 +143,20 @@ class ChromaStore:
 
     # -- reads ----------------------------------------------------------------------------------
     def query(self, vector: np.ndarray, k: int, filters: Filters | None = None) -> list[Hit]:
-        where = _where(validate_filters(filters))
+        """Filters are applied after an unfiltered search of `OVERFETCH`×k when that finds k matches
+        (DocuBot's usual `latest` filter keeps most chunks); else Chroma filters (`where`) itself."""
+        if k <= 0:
+            return []
+        matches = validate_filters_for(filters)
+        wanted = validate_filters(filters)
+        if wanted:
+            fetched = self._search(vector, OVERFETCH * k, None)
+            hits = [h for h in fetched if matches(h.metadata)]
+            if len(hits) >= k or len(fetched) < OVERFETCH * k:  # enough, or the whole collection seen
+                return hits[:k]
+        return self._search(vector, k, _where(wanted))
+
+    def _search(self, vector: np.ndarray, k: int, where: dict[str, Any] | None) -> list[Hit]:
         result = self._collection.query(
             query_embeddings=[np.asarray(vector, dtype=np.float32)],
             n_results=k,
