@@ -24,6 +24,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from docubot.config import Settings  # noqa: E402
+from docubot.db import Database  # noqa: E402
 from docubot.store import Record, VectorStore, open_store  # noqa: E402
 
 DIM = 384
@@ -64,8 +65,9 @@ def synthetic(n: int, rng: np.random.Generator) -> tuple[list[Record], np.ndarra
     return records, picks / np.linalg.norm(picks, axis=1, keepdims=True)
 
 
-def open_backend(backend: str, folder: Path) -> VectorStore:
-    return open_store(Settings(home=folder, vector_store=backend))
+def open_backend(backend: str, folder: Path) -> tuple[Database, VectorStore]:
+    db = Database(Settings(home=folder, vector_store=backend))
+    return db, open_store(db)
 
 
 @dataclass
@@ -107,11 +109,12 @@ def main() -> None:
         results = {}
         for backend in BACKENDS:
             with tempfile.TemporaryDirectory(prefix=f"bench-{backend}-") as folder:
-                store = open_backend(backend, Path(folder))
+                db, store = open_backend(backend, Path(folder))
                 try:
                     results[backend] = measure(store, records, queries)
                 finally:
                     store.close()
+                    db.close()
         exact = results["sqlite"].tops
         for backend, r in results.items():
             overlap = np.mean([len(set(a) & set(b)) / K for a, b in zip(exact, r.tops, strict=True)])

@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 
 from docubot.config import Settings
-from docubot.store.sqlite import SQLiteStore
+from docubot.db import Database
+from docubot.store.sql import SQLStore
 
 EVAL_SET = Path(__file__).resolve().parents[1] / "evals" / "nubelia"
 ANSWERABLE_KINDS = {"fact", "table", "not_possible", "two_sections", "procedure"}
@@ -69,12 +70,10 @@ def is_gold_list(value: object) -> bool:
 @pytest.fixture(scope="module")
 def gold_texts(sample_home: Path) -> dict[tuple[str, str], str]:
     """(url, section) → the normalised text of its current chunks, breadcrumbs left out."""
-    store = SQLiteStore(Settings(home=sample_home).db_path)
-    try:
+    with Database(Settings(home=sample_home)) as db:
+        store = SQLStore(db)
         metadata = store.all_metadata()
         records = store.get(chunk_id for chunk_id, meta in metadata.items() if meta["latest"])
-    finally:
-        store.close()
     pieces: dict[tuple[str, str], list[tuple[int, str]]] = defaultdict(list)
     for record in records:
         key = (record.metadata["url"], record.metadata["section_path"])

@@ -9,6 +9,7 @@ import subprocess
 import sys
 import textwrap
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -16,6 +17,7 @@ from typer.testing import CliRunner
 
 from docubot.cli import app
 from docubot.config import Settings
+from docubot.db import Database
 from docubot.embed.e5 import E5Embedder
 from docubot.ingest.pipeline import IngestRefused, ingest
 from docubot.store import StoreError, VectorStore, open_store
@@ -33,11 +35,21 @@ def chroma_settings(settings: Settings) -> Settings:
     return settings.with_overrides(vector_store="chroma")
 
 
+@contextmanager
+def opened(settings: Settings) -> Iterator[VectorStore]:
+    """The store `settings` configure, opened as the application does (through its Database)."""
+    with Database(settings) as db:
+        store = open_store(db)
+        try:
+            yield store
+        finally:
+            store.close()
+
+
 @pytest.fixture
 def chroma(chroma_settings: Settings) -> Iterator[VectorStore]:
-    store = open_store(chroma_settings)
-    yield store
-    store.close()
+    with opened(chroma_settings) as store:
+        yield store
 
 
 @pytest.fixture
@@ -76,12 +88,9 @@ def change_docs(docs: Path, write_page: PageWriter, md: Callable[..., str]) -> N
 
 
 def clean_ingest(docs: Path, settings: Settings, embedder: CountingEmbedder) -> dict[str, object]:
-    store = open_store(settings.with_overrides(vector_store="chroma", chroma_path=settings.home / "clean"))
-    try:
+    with opened(settings.with_overrides(chroma_path=settings.home / "clean")) as store:
         ingest(docs, settings, store, embedder, force=True)
         return snapshot(store)
-    finally:
-        store.close()
 
 
 def test_no_embedding_function_and_nothing_downloaded(
@@ -149,9 +158,8 @@ def test_an_ingest_process_killed_by_sigkill_is_repaired(
     md: Callable[..., str],
     counting_embedder: CountingEmbedder,
 ) -> None:
-    store = open_store(chroma_settings)
-    ingest(pages, chroma_settings, store, counting_embedder)
-    store.close()
+    with opened(chroma_settings) as store:
+        ingest(pages, chroma_settings, store, counting_embedder)
     change_docs(pages, write_page, md)
     script = textwrap.dedent(
         f"""
@@ -160,39 +168,35 @@ def test_an_ingest_process_killed_by_sigkill_is_repaired(
         from docubot.config import Settings
         from docubot.embed.e5 import E5Embedder
         from docubot.ingest.pipeline import ingest
-        from docubot.store import open_store
-        from docubot.store import chroma as chroma_module
-from docubot.store.base import Record
-from docubot.store.chroma import ChromaStore
-from docubot.embed.e5 import E5Embedder
+        from docubot.store.chroma import ChromaStore
 
         def die(*_):
             os.kill(os.getpid(), signal.SIGKILL)  # after the upserts, before the deletes and the bump
 
         ChromaStore.delete = die
-        settings = Settings(home=Path({str(chroma_settings.home)!r}), vector_store="chroma")
-        ingest(Path({str(pages)!r}), settings, open_store(settings), E5Embedder())
+        home = Path({str(chroma_settings.home)!r})
+        settings = Settings(home=home, vector_store="chroma")
+        ingest(Path({str(pages)!r}), settings, ChromaStore.embedded(home / "chroma"), E5Embedder())
         """
     )
     env = {**os.environ, "PYTHONPATH": str(ROOT), "HF_HUB_OFFLINE": "1"}
     done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, timeout=300)
     assert done.returncode == -signal.SIGKILL, done.stderr.decode()[-2000:]
-    store = open_store(chroma_settings)
-    try:
+    with opened(chroma_settings) as store:
         assert store.interrupted()  # type: ignore[attr-defined]
         repaired = ingest(pages, chroma_settings, store, counting_embedder)
         assert repaired.corpus_version >= 2 and repaired.deleted >= 1
         assert snapshot(store) == clean_ingest(pages, chroma_settings, counting_embedder)
-    finally:
-        store.close()
 
 
 def test_an_unreachable_server_is_one_clear_error(
     settings: Settings, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     url = f"http://127.0.0.1:{free_port()}"
-    store = open_store(settings.with_overrides(vector_store="chroma", chroma_url=url))
-    with pytest.raises(StoreError, match=f"Chroma store at {url}"):
+    with (
+        opened(settings.with_overrides(vector_store="chroma", chroma_url=url)) as store,
+        pytest.raises(StoreError, match=f"Chroma store at {url}"),
+    ):
         store.count()
     monkeypatch.setenv("DOCUBOT_HOME", str(settings.home))
     monkeypatch.setenv("DOCUBOT_VECTOR_STORE", "chroma")
@@ -205,7 +209,7 @@ def test_an_unreachable_server_is_one_clear_error(
 
 def test_a_bad_chroma_url_is_refused(settings: Settings) -> None:
     with pytest.raises(StoreError, match="http://host:port"):
-        open_store(settings.with_overrides(vector_store="chroma", chroma_url="127.0.0.1:8000"))
+        ChromaStore.server("127.0.0.1:8000")
 
 
 def test_store_copy_moves_the_corpus_without_embedding(
@@ -218,9 +222,10 @@ def test_store_copy_moves_the_corpus_without_embedding(
     )
     assert result.exit_code == 0, result.output
     report = json.loads(result.output)
-    source = open_store(Settings(home=sample_home))
-    copied = open_store(Settings(home=sample_home, vector_store="chroma", chroma_path=target))
-    try:
+    with (
+        opened(Settings(home=sample_home)) as source,
+        opened(Settings(home=sample_home, vector_store="chroma", chroma_path=target)) as copied,
+    ):
         assert report["copied"] == source.count() == copied.count()
         assert report["corpus_version"] == copied.corpus_version() == 1
         ids = sorted(source.list_ids())
@@ -229,9 +234,6 @@ def test_store_copy_moves_the_corpus_without_embedding(
         for h, vector in source.vectors_by_hash(hashes).items():
             assert float(vector @ copied.vectors_by_hash([h])[h]) == pytest.approx(1.0, abs=1e-5)
         assert len(ids) == report["copied"]
-    finally:
-        source.close()
-        copied.close()
     again = CliRunner().invoke(
         app, ["store", "copy", "--to", "chroma", "--chroma-path", str(target), "--json"]
     )

@@ -12,11 +12,13 @@ import numpy as np
 import pytest
 
 from docubot.config import Settings
+from docubot.db import Database
 from docubot.embed.e5 import E5Embedder
 from docubot.store import VectorStore, open_store
 from docubot.store.base import EmbeddingModelMismatch, Record, StoreError
 
-BACKENDS = ("sqlite", "chroma")
+BACKENDS = ("sqlite", "postgres", "chroma")
+"""`postgres`: the SQL store on a real PostgreSQL database (tests/postgres.py)."""
 
 TEXTS = {
     "auth--tokens--00": (
@@ -37,26 +39,30 @@ VERSIONS = {
 Reopen = Callable[[], VectorStore]
 
 
-def backend_settings(settings: Settings, backend: str) -> Settings:
-    return settings.with_overrides(vector_store=backend)
-
-
 @pytest.fixture(params=BACKENDS)
 def backend(request: pytest.FixtureRequest) -> str:
     return str(request.param)
 
 
 @pytest.fixture
-def reopen(settings: Settings, backend: str) -> Iterator[Reopen]:
-    opened: list[VectorStore] = []
+def backend_settings(settings: Settings, backend: str, request: pytest.FixtureRequest) -> Settings:
+    if backend == "postgres":
+        return settings.with_overrides(database_url=request.getfixturevalue("fresh_postgres_url"))
+    return settings.with_overrides(vector_store=backend)
+
+
+@pytest.fixture
+def reopen(backend_settings: Settings) -> Iterator[Reopen]:
+    """Opens another, independent store (its own Database) on the same data."""
+    databases: list[Database] = []
 
     def open_again() -> VectorStore:
-        opened.append(open_store(backend_settings(settings, backend)))
-        return opened[-1]
+        databases.append(Database(backend_settings))
+        return open_store(databases[-1])
 
     yield open_again
-    for s in opened:
-        s.close()
+    for db in databases:
+        db.close()
 
 
 @pytest.fixture
@@ -100,7 +106,8 @@ def filled(store: VectorStore, vectors: dict[str, np.ndarray]) -> VectorStore:
 
 
 def test_the_backend_is_the_configured_one(store: VectorStore, backend: str) -> None:
-    assert type(store).__name__ == {"sqlite": "SQLiteStore", "chroma": "ChromaStore"}[backend]
+    expected = {"sqlite": "SQLStore", "postgres": "SQLStore", "chroma": "ChromaStore"}[backend]
+    assert type(store).__name__ == expected
 
 
 def test_a_chunk_retrieves_itself(filled: VectorStore, vectors: dict[str, np.ndarray]) -> None:
@@ -258,3 +265,20 @@ def test_corpus_version_bumps_and_persists(store: VectorStore, reopen: Reopen) -
     assert other.corpus_version() == 2
     assert other.bump_corpus_version() == 3
     assert store.corpus_version() == 3
+
+
+def test_apply_writes_deletes_and_bumps(filled: VectorStore, vectors: dict[str, np.ndarray]) -> None:
+    new_text = "[Guia]\nText renovat."
+    moved = {**metadata("factures--pdf--00", TEXTS["factures--pdf--00"]), "version": "2027.1"}
+    before = filled.corpus_version()
+    version = filled.apply(
+        [record("guia--intro--00", vectors, text=new_text)],
+        [Record("factures--pdf--00", "", moved)],
+        ["auth--v2026-1--tokens--00", "no-existeix"],
+    )
+    # > not ==: Chroma counts `filled`'s unversioned upsert as an interrupted change and moves on once more
+    assert version == filled.corpus_version() > before
+    assert filled.list_ids() == set(TEXTS) - {"auth--v2026-1--tokens--00"}
+    assert filled.get(["guia--intro--00"])[0].text == new_text
+    assert filled.all_metadata()["factures--pdf--00"] == moved
+    assert filled.apply([], [], []) == version + 1

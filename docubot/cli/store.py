@@ -8,6 +8,7 @@ import typer
 
 from docubot.cli.common import console, fail, load_settings, print_json
 from docubot.config import Settings
+from docubot.db import Database
 from docubot.embed import make_embedder
 from docubot.store import StoreError, open_store
 from docubot.store.copy import copy_store
@@ -34,14 +35,11 @@ def copy_command(
     if _describe(target_settings) == _describe(settings):
         fail(f"the target is the configured store itself ({_describe(settings)})")
     embedder = make_embedder(settings)
-    source, target = open_store(settings), open_store(target_settings)
-    try:
-        report = copy_store(source, target, (embedder.name, embedder.dim))
-    except StoreError as exc:
-        fail(str(exc))
-    finally:
-        source.close()
-        target.close()
+    with Database(settings) as source_db, Database(target_settings) as target_db:
+        try:
+            report = copy_store(open_store(source_db), open_store(target_db), (embedder.name, embedder.dim))
+        except StoreError as exc:
+            fail(str(exc))
     if as_json:
         print_json(
             {
@@ -60,5 +58,5 @@ def copy_command(
 
 def _describe(settings: Settings) -> str:
     if settings.vector_store == "sqlite":
-        return f"sqlite {settings.db_path}"
+        return "the DOCUBOT_DATABASE_URL database" if settings.database_url else f"sqlite {settings.db_path}"
     return f"chroma {settings.chroma_url or settings.chroma_dir}"

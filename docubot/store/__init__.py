@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from docubot.config import Settings
+from docubot.db import Database
 from docubot.store.base import (
     METADATA_FIELDS,
     EmbeddingModelMismatch,
@@ -32,13 +32,15 @@ __all__ = [
 ]
 
 
-def open_store(settings: Settings) -> VectorStore:
-    """The configured store: `DOCUBOT_VECTOR_STORE=sqlite` (default) or `chroma`."""
+def open_store(db: Database) -> VectorStore:
+    """The configured vector store (`DOCUBOT_VECTOR_STORE`): `sqlite`, the default, keeps chunks in the
+    deployment's database `db` (SQLite or PostgreSQL); `chroma` in a Chroma folder or server."""
+    settings = db.settings
     if settings.vector_store == "chroma":
         return open_chroma(settings.chroma_dir, settings.chroma_url)
-    from docubot.store.sqlite import SQLiteStore
+    from docubot.store.sql import SQLStore
 
-    return SQLiteStore(settings.db_path)
+    return SQLStore(db)
 
 
 def open_chroma(path: Path, url: str | None) -> VectorStore:
