@@ -14,6 +14,7 @@ from docubot.cli import logs as _logs
 from docubot.cli import search as _search
 from docubot.cli import serve as _serve
 from docubot.cli import sessions as _sessions
+from docubot.cli import store as _store
 
 app = typer.Typer(
     name="docubot",
@@ -32,6 +33,7 @@ _chat.register(app)
 _cache.register(app)
 _sessions.register(app)
 _serve.register(app)
+_store.register(app)
 
 
 def main() -> None:
