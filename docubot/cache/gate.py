@@ -15,8 +15,7 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-from docubot.rag.keyword import tokenize
-from docubot.rag.text import detect_language, fold
+from docubot.text import DEFAULT_LANGUAGE, fold, guess_language, tokenize
 
 _NEGATIONS = frozenset(
     fold(w)
@@ -62,8 +61,10 @@ class GateVerdict:
 
 def lexical_gate(a: str, b: str) -> GateVerdict:
     """Whether `a` and `b` ask the same thing as far as their words can tell (see the module doc)."""
-    if detect_language(a) != detect_language(b):
+    language_a, language_b = guess_language(a), guess_language(b)
+    if language_a and language_b and language_a != language_b:
         return GateVerdict(False, "different languages")
+    language = language_a or language_b or DEFAULT_LANGUAGE  # one side alone tells for both
     words_a, words_b = _words(a), _words(b)
     if (words_a & _NEGATIONS) != (words_b & _NEGATIONS):
         return GateVerdict(False, "negation on one side only")
@@ -71,7 +72,7 @@ def lexical_gate(a: str, b: str) -> GateVerdict:
         return GateVerdict(False, "different numbers")
     if not (_names_found(_names(a), words_b) and _names_found(_names(b), words_a)):
         return GateVerdict(False, "different names")
-    left, right = _unmatched(_content(a), _content(b))
+    left, right = _unmatched(_content(a, language), _content(b, language))
     if left or right:
         return GateVerdict(False, f"different words: {sorted(left)} / {sorted(right)}")
     return GateVerdict(True, "same content words")
@@ -98,9 +99,8 @@ def _names_found(names: set[str], words: set[str]) -> bool:
     return all(any(_typo(name, w) for w in words) for name in names)
 
 
-def _content(text: str) -> set[tuple[str, str]]:
+def _content(text: str, language: str) -> set[tuple[str, str]]:
     """(canonical stem, folded word) of each content word."""
-    language = detect_language(text)
     neutral = _neutral_stems(language)
     pairs = set()
     for word in re.findall(r"\w+", fold(text.replace("·", ""))):
