@@ -47,7 +47,8 @@ def test_content_stems_drop_the_stopwords_of_every_language() -> None:
 
 
 def test_sentences_split_prose_and_markdown_lines() -> None:
-    assert sentences("Obre el menú. Tria Exportar.\n- Un punt") == ["Obre el menú.", "Tria Exportar.", "- Un punt"]
+    expected = ["Obre el menú.", "Tria Exportar.", "- Un punt"]
+    assert sentences("Obre el menú. Tria Exportar.\n- Un punt") == expected
 
 
 @pytest.mark.parametrize(
@@ -70,6 +71,13 @@ def test_a_text_that_does_not_tell_gets_the_fallback_not_catalan(text: str) -> N
     assert guess_language(text) is None
     assert detect_language(text, fallback="en") == "en"
     assert detect_language(text, fallback="es") == "es"
+
+
+def test_the_corpus_language_weighs_as_a_prior_on_near_spanish_catalan() -> None:
+    assert guess_language("Com exporto un informe a PDF?") == "es"  # the model alone: 64 % Spanish
+    assert detect_language("Com exporto un informe a PDF?", fallback="ca") == "ca"
+    assert detect_language("¿Cómo duplico una tarea?", fallback="ca") == "es"
+    assert detect_language("How do I duplicate a task?", fallback="ca") == "en"
 
 
 def test_a_corpus_gives_its_majority_language_to_the_texts_that_do_not_tell() -> None:

@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-from docubot.text import DEFAULT_LANGUAGE, fold, guess_language, tokenize
+from docubot.text import fold, language_probabilities, tokenize
 
 _NEGATIONS = frozenset(
     fold(w)
@@ -53,6 +53,9 @@ _SYNONYMS = [
 """Groups of words that ask the same thing in a support question (stems compared)."""
 
 
+_SURE_LANGUAGE = 0.9
+
+
 @dataclass(frozen=True)
 class GateVerdict:
     passed: bool
@@ -61,10 +64,9 @@ class GateVerdict:
 
 def lexical_gate(a: str, b: str) -> GateVerdict:
     """Whether `a` and `b` ask the same thing as far as their words can tell (see the module doc)."""
-    language_a, language_b = guess_language(a), guess_language(b)
-    if language_a and language_b and language_a != language_b:
+    language, other = _languages(a, b)
+    if other is not None:
         return GateVerdict(False, "different languages")
-    language = language_a or language_b or DEFAULT_LANGUAGE  # one side alone tells for both
     words_a, words_b = _words(a), _words(b)
     if (words_a & _NEGATIONS) != (words_b & _NEGATIONS):
         return GateVerdict(False, "negation on one side only")
@@ -76,6 +78,22 @@ def lexical_gate(a: str, b: str) -> GateVerdict:
     if left or right:
         return GateVerdict(False, f"different words: {sorted(left)} / {sorted(right)}")
     return GateVerdict(True, "same content words")
+
+
+def _languages(a: str, b: str) -> tuple[str, str | None]:
+    """The language both questions are read in (the surer side's), and the other side's when both are
+    sure and differ. Short Catalan questions read as Spanish up to 0.83 ("Com duplico una tasca?"), so
+    only surer verdicts count; a Spanish look-alike still differs in its words ("com" / "cómo")."""
+    (best_a, p_a), (best_b, p_b) = _best(a), _best(b)
+    if best_a != best_b and min(p_a, p_b) >= _SURE_LANGUAGE:
+        return best_a, best_b
+    return (best_a if p_a >= p_b else best_b), None
+
+
+def _best(text: str) -> tuple[str, float]:
+    probabilities = language_probabilities(text)
+    best = max(probabilities, key=probabilities.__getitem__)
+    return best, probabilities[best]
 
 
 def _words(text: str) -> set[str]:

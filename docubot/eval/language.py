@@ -42,7 +42,8 @@ def load_language_set(path: Path) -> list[LanguageCase]:
     cases = []
     for number, data in read_jsonl(path):
         try:
-            cases.append(LanguageCase(str(data["id"]), str(data["text"]), str(data["lang"]), str(data["split"])))
+            case = LanguageCase(str(data["id"]), str(data["text"]), str(data["lang"]), str(data["split"]))
+            cases.append(case)
         except KeyError as exc:
             raise EvalSetError(f"{path.name} line {number}: missing field {exc}") from exc
     return cases

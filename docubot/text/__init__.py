@@ -9,6 +9,7 @@ from docubot.text.language import (
     corpus_languages,
     detect_language,
     guess_language,
+    language_probabilities,
 )
 from docubot.text.normalize import fold
 from docubot.text.sentences import sentences
@@ -23,6 +24,7 @@ __all__ = [
     "detect_language",
     "fold",
     "guess_language",
+    "language_probabilities",
     "sentences",
     "stopwords",
     "tokenize",
