@@ -14,6 +14,7 @@ from docubot.text import (
     detect_language,
     fold,
     guess_language,
+    query_tokens,
     sentences,
     stopwords,
     tokenize,
@@ -105,3 +106,10 @@ def test_the_text_layer_imports_nothing_from_the_layers_above() -> None:
                 top = name.split(".")[0]
                 assert top != "docubot" or name.startswith(("docubot.text", "docubot.config")), (path, name)
                 assert top == "docubot" or top in sys.stdlib_module_names or top in {"Stemmer", "py3langid"}
+
+
+def test_a_question_too_short_to_tell_is_searched_in_every_language() -> None:
+    assert query_tokens("Zirconi", fallback="en") == ["zirconi", "zircon"]  # English, then Catalan stems
+    assert query_tokens("Com exporto un informe a PDF?", fallback="ca") == tokenize(
+        "Com exporto un informe a PDF?", "ca"
+    )

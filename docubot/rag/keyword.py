@@ -26,7 +26,7 @@ import numpy as np
 from filelock import FileLock
 
 from docubot.store import VectorStore
-from docubot.text import DEFAULT_LANGUAGE, corpus_languages, detect_language, tokenize
+from docubot.text import DEFAULT_LANGUAGE, corpus_languages, query_tokens, tokenize
 
 
 @dataclass
@@ -79,7 +79,7 @@ class KeywordIndex:
         index = self._current(store)
         if not index.ids:
             return {}
-        tokens = tokenize(question, detect_language(question, fallback=index.language))
+        tokens = query_tokens(question, fallback=index.language)
         if not tokens:
             return {}
         raw = np.asarray(index.retriever.get_scores(tokens)) + _typo_scores(index, tokens)

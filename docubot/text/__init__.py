@@ -14,7 +14,7 @@ from docubot.text.language import (
 from docubot.text.normalize import fold
 from docubot.text.sentences import sentences
 from docubot.text.stopwords import stopwords
-from docubot.text.tokens import content_stems, tokenize
+from docubot.text.tokens import content_stems, query_tokens, tokenize
 
 __all__ = [
     "DEFAULT_LANGUAGE",
@@ -25,6 +25,7 @@ __all__ = [
     "fold",
     "guess_language",
     "language_probabilities",
+    "query_tokens",
     "sentences",
     "stopwords",
     "tokenize",
