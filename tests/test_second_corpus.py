@@ -1,4 +1,4 @@
-"""The second evaluation corpus (evals/ferrule): the set's schema, and that its labels match the docs.
+"""The second evaluation corpus (evals/ferrule): the set's schema, its labels, and the CI floors.
 
 Gold sections are checked against the chunks DocuBot's own parser and chunker make from
 `evals/ferrule/docs` (token counts from the real e5 tokenizer; nothing is embedded). A question
@@ -18,14 +18,21 @@ import pytest
 
 from docubot.config import Settings
 from docubot.embed.e5 import E5Embedder
+from docubot.eval.retrieval import RetrievalReport, run_cases
 from docubot.eval.sets import load_retrieval_set
 from docubot.ingest.chunk import ChunkLimits, chunk_page
 from docubot.ingest.files import find_pages
 from docubot.ingest.parse import parse_page
+from docubot.ingest.pipeline import ingest
+from docubot.rag.keyword import KeywordIndex
+from docubot.rag.retrieve import retrieve
+from docubot.rag.threshold import refusal_threshold
+from docubot.store.sqlite import SQLiteStore
 
 SET = Path(__file__).resolve().parent.parent / "evals" / "ferrule"
 DOCS = SET / "docs"
 NEEDS = {"setext-fix", "front-matter"}
+FLOORS = json.loads((SET / "floors.json").read_text())
 
 
 def rows() -> list[dict]:
@@ -98,3 +105,38 @@ def test_gold_sections_exist_unless_marked_as_waiting_for_the_parser(
     ]
     assert missing == []
     assert len({url for url, _ in stored_sections}) >= 16
+
+
+@pytest.fixture(scope="module")
+def hybrid_report(tmp_path_factory: pytest.TempPathFactory, embedder: E5Embedder) -> RetrievalReport:
+    """The whole set retrieved in hybrid mode from the ingested corpus (~300 chunks embedded once)."""
+    settings = Settings(home=tmp_path_factory.mktemp("ferrule-home"))
+    store = SQLiteStore(settings.db_path)
+    try:
+        ingest(DOCS, settings, store, embedder)
+        index = KeywordIndex(settings.keyword_index_dir)
+        return run_cases(
+            load_retrieval_set(SET),
+            lambda q, k: retrieve(q, embedder, store, k, mode="hybrid", keyword_index=index, rrf_k=settings.rrf_k),
+        )
+    finally:
+        store.close()
+
+
+def test_retrieval_on_the_second_corpus_stays_above_its_floors(hybrid_report: RetrievalReport) -> None:
+    metrics = hybrid_report.metrics
+    assert metrics["recall@5"] >= FLOORS["recall@5"], metrics
+    assert metrics["mrr"] >= FLOORS["mrr"], metrics
+
+
+def test_refusal_on_the_second_corpus_stays_above_its_floors(
+    hybrid_report: RetrievalReport, embedder: E5Embedder
+) -> None:
+    threshold = refusal_threshold(Settings(), embedder.name)
+    answerable = [o.best for o in hybrid_report.outcomes if o.case.answerable]
+    unanswerable = [o.best for o in hybrid_report.outcomes if not o.case.answerable]
+    refused_right = sum(s < threshold for s in unanswerable)
+    refused_wrong = sum(s < threshold for s in answerable)
+    kept = 1 - refused_wrong / len(answerable)
+    assert kept >= FLOORS["answerable_kept_at_default_threshold"], (threshold, kept)
+    assert refused_right >= FLOORS["unanswerable_refused_at_default_threshold"] * len(unanswerable), threshold
