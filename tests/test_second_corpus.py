@@ -117,7 +117,9 @@ def hybrid_report(tmp_path_factory: pytest.TempPathFactory, embedder: E5Embedder
         index = KeywordIndex(settings.keyword_index_dir)
         return run_cases(
             load_retrieval_set(SET),
-            lambda q, k: retrieve(q, embedder, store, k, mode="hybrid", keyword_index=index, rrf_k=settings.rrf_k),
+            lambda q, k: retrieve(
+                q, embedder, store, k, mode="hybrid", keyword_index=index, rrf_k=settings.rrf_k
+            ),
         )
     finally:
         store.close()
