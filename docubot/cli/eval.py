@@ -26,6 +26,7 @@ from docubot.eval.conversations import (
     memory_markdown,
     rewrite_markdown,
 )
+from docubot.eval.refusal import collect, evaluate_refusal, load_refusal_questions, refusal_combined_markdown
 from docubot.eval.report import (
     plot_bars,
     plot_recall,
@@ -39,7 +40,7 @@ from docubot.llm import ProviderError
 from docubot.llm.model_file import ModelFileError
 from docubot.rag.answer import DocuBot
 from docubot.rag.retrieve import MODES, retrieve
-from docubot.rag.threshold import refusal_threshold, write_threshold
+from docubot.rag.threshold import refusal_threshold, write_refusal_model, write_threshold
 from docubot.store import Hit, StoreError
 
 T = TypeVar("T")
@@ -100,14 +101,28 @@ def refusal_command(
     if not any(not o.case.answerable for o in report.outcomes):
         fail("the set has no unanswerable questions; refusal cannot be measured")
     signals = refusal_signals(report, target)
+    with Progress(console=err_console, disable=as_json, transient=True) as bar:
+        questions = _load(load_refusal_questions, eval_set)
+        task = bar.add_task("refusal signals", total=len(questions))
+        rows = collect(
+            questions, _searcher(bot), settings.top_k, bot.store, progress=lambda: bar.advance(task)
+        )
+    combined = evaluate_refusal(rows, bot.threshold, settings.retrieval_mode)
     reports.mkdir(parents=True, exist_ok=True)
-    markdown = refusal_markdown(signals, target, f"Refusal on {eval_set}")
+    markdown = (
+        refusal_markdown(signals, target, f"Refusal on {eval_set}")
+        + "\n"
+        + refusal_combined_markdown(combined)
+    )
     (reports / "refusal.md").write_text(markdown)
     plot_threshold(signals[0], reports / "refusal.png")
     best = signals[0]
     if write and best.chosen is not None:
         path = write_threshold(settings, embedder_name, best.chosen.threshold)
         err_console.print(f"threshold {best.chosen.threshold:.4f} written to {path}")
+    if write:
+        path = write_refusal_model(settings, embedder_name, combined.model.to_json())
+        err_console.print(f"refusal model (threshold {combined.model.threshold:.4f}) written to {path}")
     if as_json:
         chosen = best.chosen
         print_json(
@@ -119,6 +134,7 @@ def refusal_command(
                 "refusal_precision": chosen.refusal_precision if chosen else None,
                 "current_threshold": refusal_threshold(settings, embedder_name),
                 "signals": {s.name: s.auroc for s in signals},
+                "combined": {"auroc": combined.signal_auroc, "parts": combined.combined},
             }
         )
         return
