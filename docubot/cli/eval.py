@@ -16,7 +16,14 @@ from docubot.chat.policies import PolicyError
 from docubot.cli.common import console, err_console, fail, load_settings, print_json
 from docubot.config import Settings
 from docubot.embed import make_embedder
-from docubot.eval.answers import ANSWER_SHARES, answers_markdown, answers_summary, evaluate_answers
+from docubot.eval.answers import (
+    ANSWER_SHARES,
+    answers_markdown,
+    answers_summary,
+    evaluate_answers,
+    load_answer_cases,
+    sample,
+)
 from docubot.eval.cache import cache_markdown, evaluate_cache, load_cache_pairs, plot_cache_sweep
 from docubot.eval.conversations import (
     MEMORY_POLICIES,
@@ -206,11 +213,15 @@ def answers_command(
     reports: Path = REPORTS_OPTION,
     llm: str = typer.Option(None, "--llm", help="local | openai | anthropic | none (default: DOCUBOT_LLM)."),
     limit: int = typer.Option(None, "--limit", min=1, help="Only the first N questions."),
+    sample_size: int = typer.Option(None, "--sample", min=1, help="N questions spread over the set."),
+    split: str = typer.Option(None, "--split", help="tune | holdout (answers.jsonl): only that part."),
     as_json: bool = typer.Option(False, "--json"),
 ) -> None:
-    """The whole answering path per question: contract, refusals, sources, facts, groundedness, latency."""
+    """The whole answering path per question: contract, refusals, sources, facts, forbidden values,
+    language, time to first token and latency (answers.jsonl when the set has one)."""
     settings = load_settings(llm=llm, cache_enabled=False)
-    cases = _load(load_retrieval_set, eval_set)[:limit]
+    cases = [c for c in _load(load_answer_cases, eval_set) if split is None or c.split == split]
+    cases = sample(cases, sample_size)[:limit]
     bot = _bot(settings)
     with Progress(console=err_console, disable=as_json, transient=True) as bar:
         task = bar.add_task(f"answering ({bot.provider})", total=len(cases))
@@ -219,7 +230,11 @@ def answers_command(
     markdown = answers_markdown(outcomes, bot.provider, f"Answers on {eval_set}")
     (reports / "answers.md").write_text(markdown)
     summary = answers_summary(outcomes)
-    plot_bars({name: summary[name] for name in ANSWER_SHARES}, "share of questions", reports / "answers.png")
+    plot_bars(
+        {name: float(summary[name] or 0.0) for name in ANSWER_SHARES},
+        "share of questions",
+        reports / "answers.png",
+    )
     _emit(as_json, {**summary, "provider": bot.provider}, markdown, reports)
 
 
