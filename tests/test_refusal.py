@@ -10,6 +10,7 @@ import pytest
 
 from docubot.eval.refusal import LabelledQuestion, Row, evaluate_refusal, fit_model, load_refusal_questions
 from docubot.rag.answer import DocuBot
+from docubot.rag.prompt import ASK_TEXT
 from docubot.rag.refusal import SIGNALS, Refusal, Vocabulary, question_terms
 from docubot.rag.threshold import refusal_threshold, write_refusal_model
 from docubot.store.sqlite import SQLiteStore
@@ -133,3 +134,9 @@ def test_labelled_questions_come_from_both_sets_once_with_a_stratified_holdout(t
     held = [q for q in questions if q.held_out and q.id.startswith("r")]
     assert sum(q.answerable for q in held) == 3 and sum(not q.answerable for q in held) == 1
     assert next(q for q in questions if q.id == "a2").held_out
+
+
+@pytest.mark.parametrize("question", ["...", "?", "¿¡ … !?"])
+def test_a_question_with_no_words_gets_asked_for_one(sample_settings, embedder, question) -> None:
+    result = DocuBot(sample_settings, embedder=embedder, chat_model=None).ask(question)
+    assert result.outcome == "refused" and result.answer.resposta == ASK_TEXT and result.answer.fonts == []

@@ -23,7 +23,7 @@ from pydantic import ValidationError
 from docubot.eval.sets import EvalSetError, Gold, RetrievalCase, load_retrieval_set, read_jsonl
 from docubot.rag.answer import AskResult
 from docubot.rag.contract import Answer
-from docubot.rag.prompt import REFUSAL_TEXT
+from docubot.rag.prompt import ASK_TEXT, REFUSAL_TEXT
 from docubot.rag.text import detect_language
 
 Ask = Callable[[str], AskResult]
@@ -185,7 +185,7 @@ def _judge(case: AnswerCase, result: AskResult) -> AnswerOutcome:
         valid = True
     except ValidationError:
         valid = False
-    refused = result.answer.resposta.strip() == REFUSAL_TEXT
+    refused = result.answer.resposta.strip() in (REFUSAL_TEXT, ASK_TEXT)
     gold_urls = {g.url for g in case.gold}
     text = normalise(result.answer.resposta)
     first_token = result.timings_ms.get("first_token")

@@ -34,6 +34,7 @@ from docubot.rag.contract import (
     Answer,
     ContractError,
     ModelOutput,
+    ask_for_a_question,
     is_refusal_text,
     parse_model_output,
     refusal,
@@ -203,7 +204,9 @@ class DocuBot:
         status(f"retrieval: {len(hits)} chunks, best similarity {best:.3f}")
         decision = self.refusal.decide(standalone, hits, self.store, mode or self.settings.retrieval_mode)
         if decision.refuse:
-            result = AskResult(refusal(), [], "refused", self.provider)
+            result = AskResult(
+                ask_for_a_question() if decision.empty else refusal(), [], "refused", self.provider
+            )
             if on_text:
                 on_text(result.answer.resposta)
         elif self.chat_model is None:

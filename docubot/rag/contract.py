@@ -9,7 +9,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field, ValidationError, field_validator
 
-from docubot.rag.prompt import REFUSAL_TEXT, Fragment
+from docubot.rag.prompt import ASK_TEXT, REFUSAL_TEXT, Fragment
 
 Confidence = Literal["alta", "mitjana", "baixa"]
 
@@ -88,6 +88,11 @@ def parse_model_output(text: str) -> ModelOutput:
 
 def refusal() -> Answer:
     return Answer(categoria="altres", resposta=REFUSAL_TEXT, fonts=[], confianca="baixa")
+
+
+def ask_for_a_question() -> Answer:
+    """The answer to a content-free question: a short invitation to ask one."""
+    return Answer(categoria="altres", resposta=ASK_TEXT, fonts=[], confianca="baixa")
 
 
 def is_refusal_text(text: str) -> bool:

@@ -12,6 +12,8 @@ from docubot.store import Hit
 PROMPT_VERSION = "2026-12-01.1"
 MAX_QUOTES = 3
 REFUSAL_TEXT = "No trobo aquesta informació a la documentació disponible."
+ASK_TEXT = "Fes-me una pregunta sobre la documentació i et respondré."
+"""The reply to a question with no words in it ("…", "?")."""
 CONFIDENCE_LEVELS = ("alta", "mitjana", "baixa")
 
 

@@ -109,6 +109,8 @@ class Decision:
     probability: float | None
     """P(answerable) from the refusal model; None when the cosine floor decided."""
     signals: tuple[float, ...] = ()
+    empty: bool = False
+    """The question has no word in it ("…", "?"): nothing to look up."""
 
 
 class Refusal:
@@ -124,6 +126,8 @@ class Refusal:
         """A threshold set explicitly (DOCUBOT_REFUSAL_THRESHOLD) means the cosine floor alone."""
 
     def decide(self, question: str, hits: Sequence[Hit], store: VectorStore, mode: str) -> Decision:
+        if not re.search(r"[^\W_]", question):
+            return Decision(True, None, empty=True)
         best = max((h.score for h in hits), default=0.0)
         if not hits or self.model is None or self.forced or self.model.mode != mode:
             return Decision(best < self.floor, None)
