@@ -7,10 +7,11 @@ import json
 import pytest
 
 from docubot.config import Settings
+from docubot.db import Database
 from docubot.ingest.pipeline import ingest
 from docubot.rag.keyword import KeywordIndex, tokenize
 from docubot.rag.retrieve import reciprocal_rank_fusion, retrieve
-from docubot.store.sqlite import SQLiteStore
+from docubot.store.sql import SQLStore
 
 
 def test_tokens_are_stemmed_folded_and_free_of_stopwords() -> None:
@@ -28,7 +29,7 @@ def test_rrf_prefers_what_both_rankings_agree_on() -> None:
 
 
 def test_bm25_mode_finds_exact_names_and_hybrid_keeps_similarities(sample_settings, embedder) -> None:
-    store = SQLiteStore(sample_settings.db_path)
+    store = SQLStore(Database(sample_settings))
     index = KeywordIndex(sample_settings.keyword_index_dir)
     hits = retrieve("X-Nubelia-Signature", embedder, store, 3, mode="bm25", keyword_index=index)
     assert hits[0].metadata["url"] == "wiki/api/webhooks" and hits[0].keyword_score > 0
@@ -43,7 +44,7 @@ def test_bm25_mode_finds_exact_names_and_hybrid_keeps_similarities(sample_settin
 
 
 def test_keyword_search_honours_the_version_filters(sample_settings, embedder) -> None:
-    store = SQLiteStore(sample_settings.db_path)
+    store = SQLStore(Database(sample_settings))
     index = KeywordIndex(sample_settings.keyword_index_dir)
     question = "caducitat dels tokens d'accés"
     latest = retrieve(question, embedder, store, 10, mode="bm25", keyword_index=index)
@@ -58,7 +59,7 @@ def test_the_index_follows_every_ingest_and_heals_when_stale(tmp_path, embedder)
     docs.mkdir()
     (docs / "a.md").write_text("# Guia\n\n## Quasars\n\nEl botó Zirconi activa els quasars.\n")
     settings = Settings(home=tmp_path / "home")
-    store = SQLiteStore(settings.db_path)
+    store = SQLStore(Database(settings))
     ingest(docs, settings, store, embedder)
     index = KeywordIndex(settings.keyword_index_dir)
     assert index.scores(store, "Zirconi")
@@ -71,8 +72,34 @@ def test_the_index_follows_every_ingest_and_heals_when_stale(tmp_path, embedder)
         and fresh.scores(store, "Titani")
         and fresh.scores(store, "pulsars")
     )
-    stamp = settings.keyword_index_dir / "ids.json"
-    assert json.loads(stamp.read_text())["corpus_version"] == store.corpus_version()
+    pointer = settings.keyword_index_dir / "current.json"
+    published = json.loads(pointer.read_text())
+    assert published["corpus_version"] == store.corpus_version()
+    stamp = settings.keyword_index_dir / published["folder"] / "ids.json"
     stamp.write_text(json.dumps({"corpus_version": 0, "ids": []}))  # a stale or foreign index
     assert KeywordIndex(settings.keyword_index_dir).scores(store, "Titani")
+    pointer.unlink()  # a missing index
+    assert KeywordIndex(settings.keyword_index_dir).scores(store, "Titani")
     store.close()
+
+
+def test_typos_in_query_terms_still_find_the_page_at_a_lower_score(tmp_path, embedder) -> None:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "plugins.md").write_text(
+        "# Plugins\n\n## GitHub plugin\n\nEnable the GitHub plugin from Settings, then install it.\n"
+    )
+    (docs / "slack.md").write_text("# Slack\n\n## Connect\n\nConnect Slack from the workspace settings.\n")
+    (docs / "quasars.md").write_text("# Guia\n\n## Quasars\n\nEl botó Zirconi activa els quasars.\n")
+    settings = Settings(home=tmp_path / "home")
+    db = Database(settings)
+    store = SQLStore(db)
+    ingest(docs, settings, store, embedder)
+    index = KeywordIndex(settings.keyword_index_dir)
+    typo = index.scores(store, "enabel the githb plugn")
+    assert max(typo, key=typo.__getitem__) == "plugins--github-plugin--00"
+    exact = index.scores(store, "Zirconi")
+    near = index.scores(store, "Zirconni")
+    assert set(near) == set(exact) and 0 < max(near.values()) < max(exact.values())
+    assert index.scores(store, "Xerofita") == {}  # nothing within one edit
+    db.close()

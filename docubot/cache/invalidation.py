@@ -11,6 +11,7 @@ from collections.abc import Callable
 
 from docubot.cache.answers import evict_stale
 from docubot.config import Settings
+from docubot.db import Database
 
 CorpusListener = Callable[[Settings, int], None]
 _listeners: list[CorpusListener] = []
@@ -31,4 +32,5 @@ def corpus_changed(settings: Settings, new_version: int) -> None:
 @on_corpus_change
 def evict_stale_answers(settings: Settings, new_version: int) -> None:
     """Delete cached answers of every older corpus version."""
-    evict_stale(settings, new_version)
+    with Database(settings) as db:
+        evict_stale(db, new_version)

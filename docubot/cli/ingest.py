@@ -9,6 +9,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from docubot.cli.common import console, err_console, fail, load_settings, print_json
+from docubot.db import Database
 from docubot.embed import make_embedder
 from docubot.ingest.files import DocsFolderError
 from docubot.ingest.pipeline import IngestError, IngestReport, ingest
@@ -27,7 +28,8 @@ def ingest_command(
 ) -> None:
     """Chunk, embed (only what changed) and store a folder of markdown docs."""
     settings = load_settings()
-    store = open_store(settings)
+    db = Database(settings)
+    store = open_store(db)
     try:
         embedder = make_embedder(settings)
         with Progress(
@@ -52,7 +54,7 @@ def ingest_command(
     except (IngestError, DocsFolderError, StoreError) as exc:
         fail(str(exc))
     finally:
-        store.close()
+        db.close()
     if as_json:
         print_json(report.summary())
     else:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import typer
 
 from docubot.cli.common import console, fail, load_settings, print_json
+from docubot.db import Database
 from docubot.embed import make_embedder
 from docubot.rag.keyword import KeywordIndex
 from docubot.rag.retrieve import LATEST, retrieve
@@ -24,7 +25,8 @@ def search_command(
 ) -> None:
     """Show the fragments most similar to QUESTION, with similarity, url and [Page > Section]."""
     settings = load_settings(retrieval_mode=mode)
-    store = open_store(settings)
+    db = Database(settings)
+    store = open_store(db)
     try:
         if store.count() == 0:
             fail("the store is empty: run `docubot ingest PATH` first")
@@ -43,7 +45,7 @@ def search_command(
     except StoreError as exc:
         fail(str(exc))
     finally:
-        store.close()
+        db.close()
     if as_json:
         print_json(
             [

@@ -1,8 +1,9 @@
 """`docubot ingest`: docs folder → chunks → (only what changed) embeddings → store, safely.
 
-read → clean + metadata → chunk → skip unchanged chunks → embed the rest in batches → upsert →
-purge orphans → new corpus version + cache invalidation. Guard-rails refuse, unless forced, an
-empty folder, pages that fail to read, and a purge of more than half of the stored chunks.
+read → clean + metadata → chunk → skip unchanged chunks → embed the rest in batches → in one
+transaction: upsert, purge orphans, new corpus version → keyword index + cache invalidation.
+Guard-rails refuse, unless forced, an empty folder, pages that fail to read, and a purge of more
+than half of the stored chunks.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from docubot.cache.invalidation import corpus_changed
 from docubot.config import Settings
 from docubot.embed import Embedder
 from docubot.ingest.chunk import Chunk, ChunkLimits, chunk_page, slugify
-from docubot.ingest.files import PageFile, PageReadError, find_pages, read_page
+from docubot.ingest.files import PageFile, PageReadError, SkippedPath, find_pages, read_page
 from docubot.ingest.parse import UNKNOWN, Page, PageMeta, parse_page
 from docubot.rag.keyword import KeywordIndex
 from docubot.store import Record, VectorStore
@@ -64,6 +65,8 @@ class IngestReport:
     corpus_version: int = 0
     warnings: list[str] = field(default_factory=list)
     per_file: list[FileReport] = field(default_factory=list)
+    skipped: list[SkippedPath] = field(default_factory=list)
+    """Paths not read: links out of the docs folder, loops, unreadable folders."""
     dry_run: bool = False
 
     def summary(self) -> dict[str, object]:
@@ -73,6 +76,7 @@ class IngestReport:
         data["warnings"] = list(self.warnings)
         data["dry_run"] = self.dry_run
         data["per_file"] = [asdict(f) for f in self.per_file]
+        data["skipped"] = [{"path": s.relative, "reason": s.reason} for s in self.skipped]
         return data
 
 
@@ -121,8 +125,8 @@ def _ingest_locked(
     progress: ProgressCallback | None,
 ) -> IngestReport:
     report = IngestReport(dry_run=dry_run)
-    page_files, skipped = find_pages(folder)
-    report.warnings += [f"{s.relative}: skipped, {s.reason}" for s in skipped]
+    page_files, report.skipped = find_pages(folder)
+    report.warnings += [f"{s.relative}: skipped, {s.reason}" for s in report.skipped]
     if not page_files and not force:
         raise IngestRefused(f"no markdown pages (*.md) under {folder}; refusing to empty the store (--force)")
     pages, failed_paths = _read_pages(page_files, settings.max_file_bytes, report)
@@ -154,11 +158,12 @@ def _ingest_locked(
     store.check_embedding_model(embedder.name, embedder.dim)
     to_write = plan.new + plan.changed_text
     vectors, report.embedded = _vectors_for(to_write, store, embedder, settings.embed_batch_size, progress)
-    store.upsert([Record(c.id, c.text, c.metadata(), vectors[c.content_hash]) for c in to_write])
-    store.update_metadata([Record(c.id, c.text, c.metadata()) for c in plan.changed_metadata])
-    store.delete(plan.orphans)
     if to_write or plan.changed_metadata or plan.orphans:
-        report.corpus_version = store.bump_corpus_version()
+        report.corpus_version = store.apply(  # one transaction: chunks and version change together
+            [Record(c.id, c.text, c.metadata(), vectors[c.content_hash]) for c in to_write],
+            [Record(c.id, c.text, c.metadata()) for c in plan.changed_metadata],
+            plan.orphans,
+        )
         KeywordIndex(settings.keyword_index_dir).rebuild(store)
         corpus_changed(settings, report.corpus_version)
     else:
@@ -184,6 +189,11 @@ def _read_pages(
             report.warnings.append(f"{page_file.relative}: empty file, nothing to ingest")
             continue
         page = parse_page(text, page_file.relative)
+        if page.text_headings:
+            report.warnings.append(
+                f"{page_file.relative}: {len(page.text_headings)} line(s) underlined with ---/=== read as "
+                f"text, not headings (prose or [NOTE]-style), e.g. {page.text_headings[0][:60]!r}"
+            )
         if not page.has_meta_line:
             report.warnings.append(
                 f"{page_file.relative}: no wiki metadata line; url '{page.meta.url}', version {UNKNOWN}"

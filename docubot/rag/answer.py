@@ -17,6 +17,7 @@ from tenacity import Retrying, retry_if_exception, stop_after_attempt, wait_expo
 from docubot.cache.answers import GLOBAL_SCOPE, AnswerCache, CacheHit, Probe, context_key, user_scope
 from docubot.calllog import CallLog, CallRecord
 from docubot.config import Settings
+from docubot.db import Database
 from docubot.embed import Embedder, make_embedder
 from docubot.llm import (
     ChatModel,
@@ -137,16 +138,20 @@ class DocuBot:
         embedder: Embedder | None = None,
         store: VectorStore | None = None,
         chat_model: ChatModel | None = _UNSET,
+        db: Database | None = None,
     ) -> None:
         self.settings = settings or Settings()
+        self.db = db or Database(self.settings)
         self.embedder = embedder or make_embedder(self.settings)
-        self.store = store or open_store(self.settings)
+        self.store = store or open_store(self.db)
         self.chat_model = make_chat_model(self.settings) if chat_model is _UNSET else chat_model
-        self.call_log = CallLog(self.settings.db_path)
+        self.call_log = CallLog(self.db)
         self.keyword_index = KeywordIndex(self.settings.keyword_index_dir)
         self.threshold = refusal_threshold(self.settings, self.embedder.name)
         self.refusal = Refusal(self.settings, self.embedder.name, self.threshold)
-        self.cache = AnswerCache(self.settings, self.embedder) if self.settings.cache_enabled else None
+        self.cache = (
+            AnswerCache(self.settings, self.embedder, self.db) if self.settings.cache_enabled else None
+        )
 
     def fork(self) -> DocuBot:
         """A DocuBot sharing every component (models, store, indexes, call log) with its own

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from docubot.config import Settings
+from docubot.db import Database
 
-Eraser = Callable[[Settings, str], int]
-"""(settings, user) → how many rows went."""
+Eraser = Callable[[Database, str], int]
+"""(db, user) → how many rows went."""
 _erasers: dict[str, Eraser] = {}
 
 
@@ -21,23 +21,19 @@ def on_user_erase(name: str) -> Callable[[Eraser], Eraser]:
     return register
 
 
-def erase_everywhere(settings: Settings, user: str) -> dict[str, int]:
-    return {name: eraser(settings, user) for name, eraser in _erasers.items()}
+def erase_everywhere(db: Database, user: str) -> dict[str, int]:
+    return {name: eraser(db, user) for name, eraser in _erasers.items()}
 
 
 @on_user_erase("call_log")
-def _erase_calls(settings: Settings, user: str) -> int:
+def _erase_calls(db: Database, user: str) -> int:
     from docubot.calllog import CallLog
 
-    log = CallLog(settings.db_path)
-    try:
-        return log.delete_user(user)
-    finally:
-        log.close()
+    return CallLog(db).delete_user(user)
 
 
 @on_user_erase("cached_answers")
-def _erase_cached_answers(settings: Settings, user: str) -> int:
+def _erase_cached_answers(db: Database, user: str) -> int:
     from docubot.cache.answers import erase_user
 
-    return erase_user(settings, user)
+    return erase_user(db, user)
