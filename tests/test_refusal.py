@@ -8,12 +8,13 @@ from pathlib import Path
 
 import pytest
 
+from docubot.db import Database
 from docubot.eval.refusal import LabelledQuestion, Row, evaluate_refusal, fit_model, load_refusal_questions
 from docubot.rag.answer import DocuBot
 from docubot.rag.prompt import ASK_TEXT
 from docubot.rag.refusal import SIGNALS, Refusal, Vocabulary, question_terms
 from docubot.rag.threshold import refusal_threshold, write_refusal_model
-from docubot.store.sqlite import SQLiteStore
+from docubot.store.sql import SQLStore
 
 
 def test_salient_terms_are_names_codes_and_long_numbers_not_sentence_starts() -> None:
@@ -25,9 +26,8 @@ def test_salient_terms_are_names_codes_and_long_numbers_not_sentence_starts() ->
 
 @pytest.fixture
 def sample_store(sample_settings):
-    store = SQLiteStore(sample_settings.db_path)
-    yield store
-    store.close()
+    with Database(sample_settings) as db:
+        yield SQLStore(db)
 
 
 def test_vocabulary_knows_inflections_and_sibling_languages_not_absent_products(sample_store) -> None:
