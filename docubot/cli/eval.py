@@ -16,7 +16,14 @@ from docubot.chat.policies import PolicyError
 from docubot.cli.common import console, err_console, fail, load_settings, print_json
 from docubot.config import Settings
 from docubot.embed import make_embedder
-from docubot.eval.answers import ANSWER_SHARES, answers_markdown, answers_summary, evaluate_answers
+from docubot.eval.answers import (
+    ANSWER_SHARES,
+    answers_markdown,
+    answers_summary,
+    evaluate_answers,
+    load_answer_cases,
+    sample,
+)
 from docubot.eval.cache import cache_markdown, evaluate_cache, load_cache_pairs, plot_cache_sweep
 from docubot.eval.conversations import (
     MEMORY_POLICIES,
@@ -26,6 +33,7 @@ from docubot.eval.conversations import (
     memory_markdown,
     rewrite_markdown,
 )
+from docubot.eval.refusal import collect, evaluate_refusal, load_refusal_questions, refusal_combined_markdown
 from docubot.eval.report import (
     plot_bars,
     plot_recall,
@@ -39,7 +47,7 @@ from docubot.llm import ProviderError
 from docubot.llm.model_file import ModelFileError
 from docubot.rag.answer import DocuBot
 from docubot.rag.retrieve import MODES, retrieve
-from docubot.rag.threshold import refusal_threshold, write_threshold
+from docubot.rag.threshold import refusal_threshold, write_refusal_model, write_threshold
 from docubot.store import Hit, StoreError
 
 T = TypeVar("T")
@@ -100,14 +108,28 @@ def refusal_command(
     if not any(not o.case.answerable for o in report.outcomes):
         fail("the set has no unanswerable questions; refusal cannot be measured")
     signals = refusal_signals(report, target)
+    with Progress(console=err_console, disable=as_json, transient=True) as bar:
+        questions = _load(load_refusal_questions, eval_set)
+        task = bar.add_task("refusal signals", total=len(questions))
+        rows = collect(
+            questions, _searcher(bot), settings.top_k, bot.store, progress=lambda: bar.advance(task)
+        )
+    combined = evaluate_refusal(rows, bot.threshold, settings.retrieval_mode)
     reports.mkdir(parents=True, exist_ok=True)
-    markdown = refusal_markdown(signals, target, f"Refusal on {eval_set}")
+    markdown = (
+        refusal_markdown(signals, target, f"Refusal on {eval_set}")
+        + "\n"
+        + refusal_combined_markdown(combined)
+    )
     (reports / "refusal.md").write_text(markdown)
     plot_threshold(signals[0], reports / "refusal.png")
     best = signals[0]
     if write and best.chosen is not None:
         path = write_threshold(settings, embedder_name, best.chosen.threshold)
         err_console.print(f"threshold {best.chosen.threshold:.4f} written to {path}")
+    if write:
+        path = write_refusal_model(settings, embedder_name, combined.model.to_json())
+        err_console.print(f"refusal model (threshold {combined.model.threshold:.4f}) written to {path}")
     if as_json:
         chosen = best.chosen
         print_json(
@@ -119,6 +141,7 @@ def refusal_command(
                 "refusal_precision": chosen.refusal_precision if chosen else None,
                 "current_threshold": refusal_threshold(settings, embedder_name),
                 "signals": {s.name: s.auroc for s in signals},
+                "combined": {"auroc": combined.signal_auroc, "parts": combined.combined},
             }
         )
         return
@@ -190,11 +213,15 @@ def answers_command(
     reports: Path = REPORTS_OPTION,
     llm: str = typer.Option(None, "--llm", help="local | openai | anthropic | none (default: DOCUBOT_LLM)."),
     limit: int = typer.Option(None, "--limit", min=1, help="Only the first N questions."),
+    sample_size: int = typer.Option(None, "--sample", min=1, help="N questions spread over the set."),
+    split: str = typer.Option(None, "--split", help="tune | holdout (answers.jsonl): only that part."),
     as_json: bool = typer.Option(False, "--json"),
 ) -> None:
-    """The whole answering path per question: contract, refusals, sources, facts, groundedness, latency."""
+    """The whole answering path per question: contract, refusals, sources, facts, forbidden values,
+    language, time to first token and latency (answers.jsonl when the set has one)."""
     settings = load_settings(llm=llm, cache_enabled=False)
-    cases = _load(load_retrieval_set, eval_set)[:limit]
+    cases = [c for c in _load(load_answer_cases, eval_set) if split is None or c.split == split]
+    cases = sample(cases, sample_size)[:limit]
     bot = _bot(settings)
     with Progress(console=err_console, disable=as_json, transient=True) as bar:
         task = bar.add_task(f"answering ({bot.provider})", total=len(cases))
@@ -203,7 +230,11 @@ def answers_command(
     markdown = answers_markdown(outcomes, bot.provider, f"Answers on {eval_set}")
     (reports / "answers.md").write_text(markdown)
     summary = answers_summary(outcomes)
-    plot_bars({name: summary[name] for name in ANSWER_SHARES}, "share of questions", reports / "answers.png")
+    plot_bars(
+        {name: float(summary[name] or 0.0) for name in ANSWER_SHARES},
+        "share of questions",
+        reports / "answers.png",
+    )
     _emit(as_json, {**summary, "provider": bot.provider}, markdown, reports)
 
 

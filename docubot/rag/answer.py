@@ -30,6 +30,7 @@ from docubot.llm import (
     complete,
     make_chat_model,
 )
+from docubot.rag.category import page_category
 from docubot.rag.contract import (
     Answer,
     ContractError,
@@ -40,7 +41,6 @@ from docubot.rag.contract import (
     sources_for,
 )
 from docubot.rag.extractive import extractive_answer
-from docubot.rag.grounding import check_grounding, repair_citations
 from docubot.rag.keyword import KeywordIndex
 from docubot.rag.prompt import (
     PROMPT_VERSION,
@@ -57,9 +57,11 @@ from docubot.rag.question import (
     please_ask,
 )
 from docubot.rag.question import QuestionError as QuestionError  # re-exported: callers import it here
+from docubot.rag.refusal import Refusal
 from docubot.rag.retrieve import LATEST, Mode, build_filters, retrieve
 from docubot.rag.stream_json import FieldStreamer
 from docubot.rag.threshold import refusal_threshold
+from docubot.rag.verify import Verdict, verify
 from docubot.store import Hit, VectorStore, open_store
 
 Status = Callable[[str], None]
@@ -109,6 +111,8 @@ class AskResult:
     """Exactly what the model was sent (None when it was not called)."""
     cache: str | None = None
     """exact | semantic when the answer came from a cache, else None."""
+    checks: list[dict[str, Any]] = field(default_factory=list)
+    """Each check made on the model's answer (quotes, citations, claims, words), per attempt."""
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -122,6 +126,7 @@ class AskResult:
             "timings_ms": self.timings_ms,
             "error": self.error,
             "cache": self.cache,
+            "checks": self.checks,
         }
 
 
@@ -145,6 +150,7 @@ class DocuBot:
         self.call_log = CallLog(self.db)
         self.keyword_index = KeywordIndex(self.settings.keyword_index_dir)
         self.threshold = refusal_threshold(self.settings, self.embedder.name)
+        self.refusal = Refusal(self.settings, self.embedder.name, self.threshold)
         self.cache = (
             AnswerCache(self.settings, self.embedder, self.db) if self.settings.cache_enabled else None
         )
@@ -205,7 +211,8 @@ class DocuBot:
         retrieval_ms = _ms_since(started)
         best = max((h.score for h in hits), default=0.0)
         status(f"retrieval: {len(hits)} chunks, best similarity {best:.3f}")
-        if best < self.threshold:
+        decision = self.refusal.decide(standalone, hits, self.store, mode or self.settings.retrieval_mode)
+        if decision.refuse:
             result = AskResult(refusal(), [], "refused", self.provider)
             if on_text:
                 on_text(result.answer.resposta)
@@ -221,6 +228,9 @@ class DocuBot:
                 on_text(result.answer.resposta)
         else:
             result = self._generate(question, hits, self.chat_model, on_text, status, context)
+        result.checks.insert(
+            0, {"check": "refusal", "refuse": decision.refuse, "p_answerable": decision.probability}
+        )
         result.timings_ms.update(retrieval=retrieval_ms, total=_ms_since(started))
         self._remember(probe, result)
         self._log(question, query_filters, hits, result, context)
@@ -306,7 +316,7 @@ class DocuBot:
         status: Status,
         context: TurnContext,
     ) -> AskResult:
-        system = system_prompt(self.settings.categories)
+        system = system_prompt()
         if context.system_extra:
             system = f"{system}\n\n{context.system_extra}"
         try:
@@ -322,7 +332,7 @@ class DocuBot:
                 *history,
                 Message("user", user_message(question, fragments, context.retrieval_question)),
             ),
-            json_schema=answer_schema(self.settings.categories, len(fragments)),
+            json_schema=answer_schema(len(fragments)),
             max_tokens=self.settings.max_answer_tokens,
             temperature=self.settings.temperature,
         )
@@ -331,8 +341,11 @@ class DocuBot:
         first_token: float | None = None
         error: str | None = None
         output: ModelOutput | None = None
-        for attempt in range(2):
-            status("generating…" if attempt == 0 else "the reply broke the contract; asking again…")
+        verdict: Verdict | None = None
+        checks: list[dict[str, Any]] = []
+        asked_again = {"contract": False, "checks": False}
+        for _ in range(3):  # at most one retry for a broken contract and one for failed checks
+            status("generating…")
             try:
                 completion = self._complete_with_retries(model, request, on_text, status)
             except ProviderError as exc:
@@ -342,20 +355,40 @@ class DocuBot:
             usage.output_tokens += completion.usage.output_tokens
             first_token = first_token if first_token is not None else completion.first_token_s
             try:
-                output = parse_model_output(completion.text, self.settings.categories)
-                break
+                output = parse_model_output(completion.text)
             except ContractError as exc:
-                error = f"contract: {exc}"
-                request = _correction(request, completion.text, str(exc))
+                output, error = None, f"contract: {exc}"
+                if asked_again["contract"]:
+                    break
+                asked_again["contract"] = True
+                status("the reply broke the contract; asking again…")
+                note = f"La resposta anterior no complia el format: {exc}. Respon només amb l'objecte JSON."
+                request = _correction(request, completion.text, note)
+                continue
+            if _model_refused(output):
+                break
+            verdict = verify(output, fragments, question)
+            checks += verdict.checks
+            if verdict.ok or asked_again["checks"]:
+                break
+            asked_again["checks"] = True
+            status(f"the answer was withdrawn ({verdict.problem}); asking again…")
+            request = _correction(request, completion.text, verdict.note)
         timings = {"first_token": first_token * 1000} if first_token is not None else {}
         if output is None:
             result = self._fallback(question, hits, model.name, usage, timings, error, status)
-        elif is_refusal_text(output.resposta) or (not output.fonts and output.confianca == "baixa"):
+        elif _model_refused(output):
             result = AskResult(
                 refusal(), [], "refused_by_model", model.name, usage, timings_ms=timings, error=error
             )
+        elif verdict is not None and not verdict.ok:
+            result = self._fallback(question, hits, model.name, usage, timings, verdict.problem, status)
+            if on_text:
+                on_text(f"\n\n{result.answer.resposta}")
         else:
-            result = self._answered(output, fragments, model.name, usage, timings, error)
+            assert verdict is not None
+            result = self._answered(output, verdict, fragments, model.name, usage, timings, error)
+        result.checks = checks
         result.request = sent
         return result
 
@@ -369,7 +402,8 @@ class DocuBot:
         error: str | None,
         status: Status,
     ) -> AskResult:
-        """The extractive answer, with low confidence, when the model cannot give a valid one."""
+        """The extractive answer, said to be one, with low confidence, when the model cannot give
+        a valid, verified one."""
         status(f"the model failed ({error}); answering from the fragments instead")
         answer = extractive_answer(question, hits, self.settings.categories, self.threshold, degraded=True)
         return AskResult(
@@ -379,34 +413,35 @@ class DocuBot:
     def _answered(
         self,
         output: ModelOutput,
+        verdict: Verdict,
         fragments: list[Fragment],
         provider: str,
         usage: Usage,
         timings: dict[str, float],
         error: str | None,
     ) -> AskResult:
-        """The contract from valid model output: sources from metadata, confidence checked."""
-        _, valid = sources_for(output.fonts, fragments)
-        numbers = repair_citations(output.resposta, [f.text for f in fragments], valid)
-        if numbers != valid:
-            error = f"citations repaired: model cited {output.fonts}, the answer comes from {numbers}"
-        urls, cited = sources_for(numbers, fragments)
+        """The contract from verified model output: sources and category from metadata."""
+        urls, cited = sources_for(verdict.cited, fragments)
+        if verdict.repaired_from is not None:
+            error = f"citations repaired: model cited {verdict.repaired_from}, the answer comes from {cited}"
         cited_fragments = [fragments[n - 1] for n in cited] or fragments
-        grounding = check_grounding(output.resposta, [f.text for f in cited_fragments])
-        confidence = output.confianca if grounding.supported else "baixa"
-        answer = Answer(
-            categoria=output.categoria, resposta=output.resposta, fonts=urls, confianca=confidence
-        )
-        if not grounding.supported:
-            error = f"ungrounded: {grounding.unsupported_sentences}"
         cited_hits = sorted((h for f in cited_fragments for h in f.hits), key=lambda h: -h.score)
+        confidence = output.confianca if verdict.words_supported else "baixa"
+        if not verdict.words_supported:
+            error = f"ungrounded: {verdict.unsupported_sentences}"
+        answer = Answer(
+            categoria=page_category(cited_hits[0].metadata, self.settings.categories),
+            resposta=output.resposta,
+            fonts=urls,
+            confianca=confidence,
+        )
         return AskResult(
             answer,
             _sources(cited_hits),
             "answered",
             provider,
             usage,
-            grounding.supported,
+            verdict.words_supported,
             None,
             timings,
             error,
@@ -523,10 +558,14 @@ def _sources(hits: Sequence[Hit]) -> list[Source]:
     ]
 
 
-def _correction(request: ChatRequest, bad_reply: str, problem: str) -> ChatRequest:
-    note = (
-        f"La resposta anterior no complia el format: {problem}. Torna a respondre només amb l'objecte JSON."
-    )
+def _model_refused(output: ModelOutput) -> bool:
+    """The model's own "not in the docs": the fixed phrase, or nothing cited with low confidence."""
+    cited = output.fonts if output.evidencia is None else output.evidencia
+    return is_refusal_text(output.resposta) or (not cited and output.confianca == "baixa")
+
+
+def _correction(request: ChatRequest, bad_reply: str, note: str) -> ChatRequest:
+    """The request again, with the rejected reply and what was wrong with it."""
     messages = (*request.messages, Message("assistant", bad_reply or "(buit)"), Message("user", note))
     return ChatRequest(request.system, messages, request.json_schema, request.max_tokens, request.temperature)
 
