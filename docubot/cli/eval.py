@@ -3,9 +3,10 @@ report (markdown + PNG), optionally calibrate."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from pathlib import Path
-from typing import TypeVar
+from typing import TypeVar, cast
 
 import typer
 from rich.progress import Progress
@@ -20,7 +21,6 @@ from docubot.eval.answers import ANSWER_SHARES, answers_markdown, answers_summar
 from docubot.eval.cache import cache_markdown, evaluate_cache, load_cache_pairs, plot_cache_sweep
 from docubot.eval.conversations import (
     MEMORY_POLICIES,
-    Search,
     evaluate_memory,
     evaluate_rewrite,
     memory_markdown,
@@ -38,7 +38,7 @@ from docubot.eval.sets import EvalSetError, load_conversation_set, load_retrieva
 from docubot.llm import ProviderError
 from docubot.llm.model_file import ModelFileError
 from docubot.rag.answer import DocuBot
-from docubot.rag.retrieve import MODES, retrieve
+from docubot.rag.retrieve import MODES, Mode
 from docubot.rag.threshold import refusal_threshold, write_threshold
 from docubot.store import Hit, StoreError
 
@@ -63,17 +63,23 @@ def retrieval_command(
     mode: str = typer.Option(None, "--mode", help="dense | bm25 | hybrid | all (compare the three)."),
     as_json: bool = typer.Option(False, "--json"),
 ) -> None:
-    """recall@1/3/5/10 and MRR; the rank of the gold section per question; the misses."""
-    settings = load_settings()
-    modes = list(MODES) if mode == "all" else [mode or settings.retrieval_mode]
-    if any(m not in MODES for m in modes):
+    """recall@1/3/5/10 and MRR; the rank of the gold section per question; the misses. Each
+    question's ranking goes to retrieval-<mode>.jsonl (as `docubot search --json` shows it)."""
+    settings = load_settings(llm="none")
+    chosen = list(MODES) if mode == "all" else [mode or settings.retrieval_mode]
+    if any(m not in MODES for m in chosen):
         fail(f"unknown mode {mode!r}: dense, bm25, hybrid or all")
+    modes = cast(list[Mode], chosen)
+    bot = _bot(settings)
     reports.mkdir(parents=True, exist_ok=True)
     results = {}
     for name in modes:
-        report, _ = _run(eval_set, as_json, name, k=10)
+        report = _run(eval_set, bot, as_json, name, k=10)
         title = f"Retrieval on {eval_set} ({name})"
         (reports / f"retrieval-{name}.md").write_text(retrieval_markdown(report, title))
+        (reports / f"retrieval-{name}.jsonl").write_text(
+            "".join(json.dumps(o.logged(), ensure_ascii=False) + "\n" for o in report.outcomes)
+        )
         plot_recall(report, reports / f"retrieval-{name}.png")
         results[name] = {**report.metrics, "misses": [o.case.id for o in report.misses]}
         if not as_json:
@@ -95,7 +101,8 @@ def refusal_command(
     as_json: bool = typer.Option(False, "--json"),
 ) -> None:
     """Sweep the refusal threshold over answerable vs unanswerable questions; pick one for --target."""
-    report, bot = _run(eval_set, as_json, None, k=None)
+    bot = _bot(load_settings(llm="none"))
+    report = _run(eval_set, bot, as_json, None, k=None)
     settings, embedder_name = bot.settings, bot.embedder.name
     if not any(not o.case.answerable for o in report.outcomes):
         fail("the set has no unanswerable questions; refusal cannot be measured")
@@ -141,8 +148,11 @@ def rewrite_command(
     settings = load_settings(llm=llm)
     dialogues = _load(load_conversation_set, eval_set)
     bot = _bot(settings)
-    conversation = Conversation(bot.fork())
-    search = _searcher(bot)
+    conversation = Conversation(bot)
+
+    def search(question: str, k: int) -> list[Hit]:
+        return list(bot.retriever.search(question, k=k).hits)
+
     with Progress(console=err_console, disable=as_json, transient=True) as bar:
         task = bar.add_task("dialogues", total=len(dialogues))
         report = evaluate_rewrite(dialogues, search, conversation.rewrite, progress=lambda: bar.advance(task))
@@ -260,32 +270,18 @@ def _bot(settings: Settings) -> DocuBot:
     return bot
 
 
-def _searcher(bot: DocuBot) -> Search:
-    def search(question: str, k: int) -> list[Hit]:
-        return retrieve(
-            question,
-            bot.embedder,
-            bot.store,
-            k,
-            mode=bot.settings.retrieval_mode,
-            keyword_index=bot.keyword_index,
-            rrf_k=bot.settings.rrf_k,
-        )
-
-    return search
-
-
-def _run(eval_set: Path, quiet: bool, mode: str | None, k: int | None) -> tuple[RetrievalReport, DocuBot]:
+def _run(eval_set: Path, bot: DocuBot, quiet: bool, mode: Mode | None, k: int | None) -> RetrievalReport:
     """Retrieve for every case; `k=None` means the answering depth (top_k), as refusal sees it."""
     cases = _load(load_retrieval_set, eval_set)
-    bot = _bot(load_settings(retrieval_mode=mode, llm="none"))
-    try:
-        bot.store.check_embedding_model(bot.embedder.name, bot.embedder.dim)
-    except StoreError as exc:
-        fail(str(exc))
     with Progress(console=err_console, disable=quiet, transient=True) as bar:
         task = bar.add_task("retrieving", total=len(cases))
-        report = run_cases(
-            cases, _searcher(bot), k=k or bot.settings.top_k, progress=lambda: bar.advance(task)
-        )
-    return report, bot
+        try:
+            return run_cases(
+                cases,
+                bot.retriever,
+                k=k or bot.retriever.top_k,
+                mode=mode,
+                progress=lambda: bar.advance(task),
+            )
+        except StoreError as exc:
+            fail(str(exc))
