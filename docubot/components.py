@@ -31,7 +31,8 @@ UserEraser = Callable[[str], int]
 CorpusListener = Callable[[int], None]
 """Called with the new corpus version after an ingest changed the store."""
 
-_UNSET: Any = object()
+UNSET: Any = object()
+"""`chat_model=UNSET`: build the configured chat model (None means no model: extractive answers)."""
 
 
 class Components:
@@ -44,14 +45,14 @@ class Components:
         *,
         embedder: Embedder | None = None,
         store: VectorStore | None = None,
-        chat_model: ChatModel | None = _UNSET,
+        chat_model: ChatModel | None = UNSET,
         stages: Sequence[Stage] = (),
     ) -> None:
         self.settings = settings
         self.stages = list(stages)
         """Post-retrieval stages (reranker, pruner), in order: none by default."""
         given: dict[str, object] = {"embedder": embedder, "store": store}
-        if chat_model is not _UNSET:
+        if chat_model is not UNSET:
             given["chat_model"] = chat_model  # None is a choice: extractive answers
         self._given = {name for name, part in given.items() if part is not None or name == "chat_model"}
         for name in self._given:
@@ -64,7 +65,7 @@ class Components:
         *,
         embedder: Embedder | None = None,
         store: VectorStore | None = None,
-        chat_model: ChatModel | None = _UNSET,
+        chat_model: ChatModel | None = UNSET,
         stages: Sequence[Stage] = (),
     ) -> Components:
         """The deployment described by `settings` (default: the environment and config file)."""

@@ -15,7 +15,7 @@ from tenacity import Retrying, retry_if_exception, stop_after_attempt, wait_expo
 
 from docubot.cache.answers import GLOBAL_SCOPE, CacheHit, Probe, context_key, user_scope
 from docubot.calllog import CallRecord
-from docubot.components import Components
+from docubot.components import UNSET, Components
 from docubot.config import Settings
 from docubot.embed import Embedder
 from docubot.llm import (
@@ -52,8 +52,6 @@ from docubot.rag.stream_json import FieldStreamer
 from docubot.store import Hit, VectorStore
 
 Status = Callable[[str], None]
-
-_UNSET: Any = object()
 
 
 class QuestionError(ValueError):
@@ -134,13 +132,13 @@ class DocuBot:
         *,
         embedder: Embedder | None = None,
         store: VectorStore | None = None,
-        chat_model: ChatModel | None = _UNSET,
+        chat_model: ChatModel | None = UNSET,
     ) -> None:
         if not isinstance(components, Components):
             components = Components.from_settings(
                 components, embedder=embedder, store=store, chat_model=chat_model
             )
-        elif embedder is not None or store is not None or chat_model is not _UNSET:
+        elif embedder is not None or store is not None or chat_model is not UNSET:
             raise TypeError("hand the parts to Components.from_settings, not to DocuBot(components)")
         self.components = components
         self.settings = components.settings
