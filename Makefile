@@ -45,6 +45,7 @@ demo: setup
 
 lint: setup
 	$(VENV)/bin/ruff check docubot tests bench
+	$(VENV)/bin/lint-imports
 
 typecheck: setup
 	$(VENV)/bin/mypy docubot
