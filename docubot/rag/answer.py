@@ -39,6 +39,7 @@ from docubot.rag.contract import (
 )
 from docubot.rag.extractive import extractive_answer
 from docubot.rag.grounding import check_grounding, repair_citations
+from docubot.rag.keyword import KeywordIndex
 from docubot.rag.prompt import (
     PROMPT_VERSION,
     Fragment,
@@ -155,6 +156,10 @@ class DocuBot:
     @property
     def store(self) -> VectorStore:
         return self.retriever.store
+
+    @property
+    def keyword_index(self) -> KeywordIndex:
+        return self.components.keyword_index
 
     @property
     def provider(self) -> str:
