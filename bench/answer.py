@@ -23,7 +23,6 @@ from docubot.embed.e5 import E5Embedder  # noqa: E402
 from docubot.ingest.pipeline import ingest  # noqa: E402
 from docubot.llm.local import LocalModel  # noqa: E402
 from docubot.rag.answer import DocuBot  # noqa: E402
-from docubot.store.sqlite import SQLiteStore  # noqa: E402
 
 QUESTIONS = {
     "Com exporto un informe de projecte a PDF?": "com puc exportar un informe de projecte a pdf",
@@ -39,7 +38,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         settings = Settings(home=Path(tmp), models_dir=models)
         embedder = E5Embedder()
-        store = SQLiteStore(settings.db_path)
+        store = DocuBot(settings, embedder=embedder, chat_model=None).store
         ingest(ROOT / "examples" / "docs_nubelia", settings, store, embedder)
         start = time.perf_counter()
         model = LocalModel(settings.models_dir, settings.context_window, settings.cpu_threads())

@@ -26,7 +26,6 @@ from docubot.embed.e5 import E5Embedder  # noqa: E402
 from docubot.ingest.pipeline import ingest  # noqa: E402
 from docubot.llm import ChatRequest, StreamEvent, Usage  # noqa: E402
 from docubot.rag.answer import DocuBot  # noqa: E402
-from docubot.store.sqlite import SQLiteStore  # noqa: E402
 
 POLICIES = ["full", "last_turns:6", "summary:8", "sliding_window:4", "relevant", "token_budget:1500"]
 TURNS = 100
@@ -78,7 +77,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         settings = Settings(home=Path(tmp), context_window=32_768)
         embedder = E5Embedder()
-        store = SQLiteStore(settings.db_path)
+        store = DocuBot(settings, embedder=embedder, chat_model=None).store
         ingest(ROOT / "examples" / "docs_nubelia", settings, store, embedder)
         baseline = None
         for policy in POLICIES:

@@ -22,13 +22,14 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from docubot.config import Settings  # noqa: E402
+from docubot.db import Database  # noqa: E402
 from docubot.embed.e5 import E5Embedder  # noqa: E402
 from docubot.eval.sets import load_retrieval_set  # noqa: E402
 from docubot.ingest.pipeline import ingest  # noqa: E402
 from docubot.rag.keyword import KeywordIndex  # noqa: E402
 from docubot.rag.retrieve import Retriever  # noqa: E402
 from docubot.store import Record  # noqa: E402
-from docubot.store.sqlite import SQLiteStore  # noqa: E402
+from docubot.store.sql import SQLStore  # noqa: E402
 
 DOCS = ROOT / "examples" / "docs_nubelia"
 
@@ -40,7 +41,7 @@ def percentiles(samples: list[float]) -> tuple[float, float]:
 
 def bench_ingest(work: Path, embedder: E5Embedder) -> None:
     settings = Settings(home=work / "ingest")
-    store = SQLiteStore(settings.db_path)
+    store = SQLStore(Database(settings))
     start = time.perf_counter()
     first = ingest(DOCS, settings, store, embedder)
     first_s = time.perf_counter() - start
@@ -48,12 +49,12 @@ def bench_ingest(work: Path, embedder: E5Embedder) -> None:
     again = ingest(DOCS, settings, store, embedder)
     again_s = time.perf_counter() - start
     bench_retrieval(settings, store, embedder)
-    store.close()
+    store.db.close()
     print(f"first ingest: {first.chunks} chunks in {first_s:.1f} s = {first.chunks / first_s:.1f} chunks/s")
     print(f"re-ingest:    {again_s:.2f} s, embedded {again.embedded}; ratio to first {again_s / first_s:.3f}")
 
 
-def bench_retrieval(settings: Settings, store: SQLiteStore, embedder: E5Embedder) -> None:
+def bench_retrieval(settings: Settings, store: SQLStore, embedder: E5Embedder) -> None:
     """Whole retrieval (query embedding + searches + fusion) per mode on the sample store."""
     questions = [c.question for c in load_retrieval_set(ROOT / "evals" / "nubelia")]
     retriever = Retriever(embedder, store, KeywordIndex(settings.keyword_index_dir), rrf_k=settings.rrf_k)
@@ -71,10 +72,10 @@ def bench_retrieval(settings: Settings, store: SQLiteStore, embedder: E5Embedder
         )
 
 
-def synthetic_store(path: Path, n: int, vocabulary: list[str]) -> SQLiteStore:
+def synthetic_store(home: Path, n: int, vocabulary: list[str]) -> SQLStore:
     rng = np.random.default_rng(42)
     words = random.Random(42)
-    store = SQLiteStore(path)
+    store = SQLStore(Database(Settings(home=home)))
     for start in range(0, n, 5000):
         size = min(5000, n - start)
         vectors = rng.standard_normal((size, 384)).astype(np.float32)
@@ -102,13 +103,14 @@ def synthetic_store(path: Path, n: int, vocabulary: list[str]) -> SQLiteStore:
 
 
 def bench_search(work: Path, n: int, vocabulary: list[str]) -> None:
-    store = synthetic_store(work / f"search-{n}.db", n, vocabulary)
+    store = synthetic_store(work / f"search-{n}", n, vocabulary)
     rng = np.random.default_rng(7)
     queries = rng.standard_normal((200, 384)).astype(np.float32)
     queries /= np.linalg.norm(queries, axis=1, keepdims=True)
     store.query(queries[0], 4)  # loads the matrix once
     timings = {"store top-4": [], "store top-4, filter latest": [], "baseline mat-vec + argpartition": []}
-    matrix = store._current_matrix().vectors
+    with store.db.read() as conn:
+        matrix = store._current_matrix(conn).vectors
     for q in queries:
         t = time.perf_counter()
         store.query(q, 4)
@@ -126,10 +128,10 @@ def bench_search(work: Path, n: int, vocabulary: list[str]) -> None:
         latency = f"p50 {p50 * 1000:6.2f} ms  p95 {p95 * 1000:6.2f} ms"
         print(f"search {n:>6} chunks, {name:32s} {latency}  x{p50 / base:.2f}")
     bench_bm25(work, store, n, vocabulary)
-    store.close()
+    store.db.close()
 
 
-def bench_bm25(work: Path, store: SQLiteStore, n: int, vocabulary: list[str]) -> None:
+def bench_bm25(work: Path, store: SQLStore, n: int, vocabulary: list[str]) -> None:
     index = KeywordIndex(work / f"bm25-{n}")
     start = time.perf_counter()
     index.rebuild(store)

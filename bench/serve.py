@@ -23,14 +23,12 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from docubot.config import Settings  # noqa: E402
-from docubot.db import dispose_engines  # noqa: E402
 from docubot.embed.e5 import E5Embedder  # noqa: E402
 from docubot.ingest.pipeline import ingest  # noqa: E402
 from docubot.rag.answer import DocuBot  # noqa: E402
 from docubot.server.app import create_app  # noqa: E402
 from docubot.server.users import UserStore  # noqa: E402
 from docubot.sessions import SessionManager  # noqa: E402
-from docubot.store.sqlite import SQLiteStore  # noqa: E402
 from tests.postgres import postgres_server  # noqa: E402
 from tests.servers import serving  # noqa: E402
 
@@ -71,8 +69,9 @@ def p(values: list[float], q: float) -> float:
 
 
 def streaming(settings: Settings, embedder: E5Embedder) -> None:
-    _, key = UserStore(settings).add("bench")
-    app = create_app(settings, DocuBot(settings, embedder=embedder, chat_model=None))
+    bot = DocuBot(settings, embedder=embedder, chat_model=None)
+    _, key = UserStore(bot.db).add("bench")
+    app = create_app(settings, bot)
     with serving(app) as url:
         asyncio.run(wave(url, key, 5))  # warm up
         print("concurrent streams | TTFB p50 / p95 | total p50 / p95 | errors | wall")
@@ -87,7 +86,8 @@ def streaming(settings: Settings, embedder: E5Embedder) -> None:
 
 
 def persisted_per_second(settings: Settings, embedder: E5Embedder, threads: int, turns: int = 96) -> float:
-    sessions = SessionManager(settings, DocuBot(settings, embedder=embedder, chat_model=None))
+    bot = DocuBot(settings, embedder=embedder, chat_model=None)
+    sessions = SessionManager(settings, bot, bot.db)
     ids = [sessions.create("bench").id for _ in range(threads)]
     jobs = [(ids[n % threads], QUESTIONS[n % len(QUESTIONS)]) for n in range(turns)]
     start = time.perf_counter()
@@ -100,23 +100,20 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         base = Settings(home=Path(tmp), llm="none", cache_enabled=False)
         embedder = E5Embedder()
-        store = SQLiteStore(base.db_path)
-        ingest(ROOT / "examples" / "docs_nubelia", base, store, embedder)
-        store.close()
-        streaming(base.with_overrides(database_url=f"sqlite:///{tmp}/serve.db"), embedder)
-        dispose_engines()
+        ingest(ROOT / "examples" / "docs_nubelia", base, DocuBot(base, embedder=embedder).store, embedder)
+        streaming(base, embedder)
         print("\nturns persisted per second (extractive answers: retrieval + one transaction per turn)")
         with postgres_server() as pg_url:
+            on_postgres = base.with_overrides(database_url=pg_url)
+            store = DocuBot(on_postgres, embedder=embedder).store
+            ingest(ROOT / "examples" / "docs_nubelia", on_postgres, store, embedder)
             for threads in (1, 8):
-                sqlite = persisted_per_second(
-                    base.with_overrides(database_url=f"sqlite:///{tmp}/t{threads}.db"), embedder, threads
-                )
-                postgres = persisted_per_second(base.with_overrides(database_url=pg_url), embedder, threads)
+                sqlite = persisted_per_second(base, embedder, threads)
+                postgres = persisted_per_second(on_postgres, embedder, threads)
                 print(
                     f"{threads} thread(s): SQLite {sqlite:6.1f}/s, PostgreSQL {postgres:6.1f}/s "
                     f"(PostgreSQL/SQLite x{postgres / sqlite:.2f})"
                 )
-            dispose_engines()
 
 
 if __name__ == "__main__":

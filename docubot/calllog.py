@@ -1,4 +1,4 @@
-"""The call log: one row per question answered, in the data folder's SQLite file.
+"""The call log: one row per question answered, in the deployment's database.
 
 It is how one tells a retrieval failure (wrong chunks, low similarities) from a generation
 failure (right chunks, wrong answer): `docubot logs`.
@@ -9,38 +9,51 @@ from __future__ import annotations
 import json
 import time
 from dataclasses import asdict, dataclass, field
-from pathlib import Path
 from typing import Any
 
-from docubot.store.sqlite import connect
+from sqlalchemy import (
+    Column,
+    ColumnElement,
+    Float,
+    Integer,
+    Select,
+    Table,
+    Text,
+    case,
+    delete,
+    func,
+    insert,
+    select,
+)
 
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS calls (
-    id INTEGER PRIMARY KEY,
-    ts REAL NOT NULL,
-    question TEXT NOT NULL,
-    filters TEXT NOT NULL,
-    retrieved TEXT NOT NULL,
-    prompt_version TEXT NOT NULL,
-    provider TEXT NOT NULL,
-    tokens_in INTEGER NOT NULL,
-    tokens_out INTEGER NOT NULL,
-    retrieval_ms REAL NOT NULL,
-    first_token_ms REAL,
-    total_ms REAL NOT NULL,
-    answer TEXT NOT NULL,
-    outcome TEXT NOT NULL,
-    grounded INTEGER,
-    error TEXT,
-    attempts INTEGER NOT NULL DEFAULT 1,
-    retrieval_question TEXT,
-    user TEXT,
-    session_id TEXT,
-    cache TEXT
-);
-"""
-_ADDED_COLUMNS = {"retrieval_question": "TEXT", "user": "TEXT", "session_id": "TEXT", "cache": "TEXT"}
-"""Columns added after the first release: created on older files when opened."""
+from docubot.db import Database, metadata
+
+calls = Table(
+    "calls",
+    metadata,
+    Column("id", Integer, primary_key=True),
+    Column("ts", Float, nullable=False),
+    Column("question", Text, nullable=False),
+    Column("filters", Text, nullable=False),
+    Column("retrieved", Text, nullable=False),
+    Column("prompt_version", Text, nullable=False),
+    Column("provider", Text, nullable=False),
+    Column("tokens_in", Integer, nullable=False),
+    Column("tokens_out", Integer, nullable=False),
+    Column("retrieval_ms", Float, nullable=False),
+    Column("first_token_ms", Float),
+    Column("total_ms", Float, nullable=False),
+    Column("answer", Text, nullable=False),
+    Column("outcome", Text, nullable=False),
+    Column("grounded", Integer),
+    Column("error", Text),
+    Column("attempts", Integer, nullable=False, server_default="1"),
+    Column("retrieval_question", Text),
+    Column("user", Text),
+    Column("session_id", Text),
+    Column("cache", Text),
+)
+_JSON_FIELDS = ("filters", "retrieved", "answer")
 
 
 @dataclass
@@ -71,41 +84,37 @@ class CallRecord:
 
 
 class CallLog:
-    def __init__(self, db_path: Path) -> None:
-        self._conn = connect(db_path)
-        self._conn.executescript(_SCHEMA)
-        existing = {row[1] for row in self._conn.execute("PRAGMA table_info(calls)")}
-        for name, kind in _ADDED_COLUMNS.items():
-            if name not in existing:
-                self._conn.execute(f"ALTER TABLE calls ADD COLUMN {name} {kind}")
+    """The `calls` table of the deployment's database (the caller owns `db`)."""
+
+    def __init__(self, db: Database) -> None:
+        self.db = db
 
     def record(self, call: CallRecord) -> int:
         data = asdict(call)
         data.pop("id")
-        for key in ("filters", "retrieved", "answer"):
+        for key in _JSON_FIELDS:
             data[key] = json.dumps(data[key], ensure_ascii=False)
-        columns = ", ".join(data)
-        cursor = self._conn.execute(
-            f"INSERT INTO calls ({columns}) VALUES ({', '.join('?' * len(data))})", list(data.values())
-        )
-        call.id = int(cursor.lastrowid or 0)
+        if data["grounded"] is not None:
+            data["grounded"] = int(data["grounded"])
+        with self.db.write() as conn:
+            call.id = int(conn.execute(insert(calls).values(**data).returning(calls.c.id)).scalar_one())
         return call.id
 
     def last(self, n: int = 20) -> list[CallRecord]:
         """The `n` most recent calls, newest first."""
-        return self._records("SELECT * FROM calls ORDER BY id DESC LIMIT ?", (n,))
+        return self._records(select(calls).order_by(calls.c.id.desc()).limit(n))
 
     def for_user(self, user: str) -> list[CallRecord]:
         """Every call asked for `user`, oldest first."""
-        return self._records("SELECT * FROM calls WHERE user = ? ORDER BY id", (user,))
+        return self._records(select(calls).where(calls.c.user == user).order_by(calls.c.id))
 
-    def _records(self, query: str, params: tuple[object, ...]) -> list[CallRecord]:
-        cursor = self._conn.execute(query, params)
-        names = [d[0] for d in cursor.description]
+    def _records(self, query: Select[Any]) -> list[CallRecord]:
+        with self.db.read() as conn:
+            rows = conn.execute(query).mappings().all()
         out = []
-        for row in cursor.fetchall():
-            data = dict(zip(names, row, strict=True))
-            for key in ("filters", "retrieved", "answer"):
+        for row in rows:
+            data = dict(row)
+            for key in _JSON_FIELDS:
                 data[key] = json.loads(data[key])
             data["grounded"] = None if data["grounded"] is None else bool(data["grounded"])
             out.append(CallRecord(**data))
@@ -113,15 +122,21 @@ class CallLog:
 
     def cache_counts(self) -> dict[str, int]:
         """How many calls were answered: in all, from the exact cache, from the semantic cache."""
-        total, exact, semantic = self._conn.execute(
-            "SELECT COUNT(*), COALESCE(SUM(cache = 'exact'), 0), COALESCE(SUM(cache = 'semantic'), 0) "
-            "FROM calls"
-        ).fetchone()
+        with self.db.read() as conn:
+            total, exact, semantic = conn.execute(
+                select(
+                    func.count(),
+                    _count_where(calls.c.cache == "exact"),
+                    _count_where(calls.c.cache == "semantic"),
+                )
+            ).one()
         return {"calls": int(total), "exact": int(exact), "semantic": int(semantic)}
 
     def delete_user(self, user: str) -> int:
         """Erase every call asked for `user`; returns how many rows went."""
-        return self._conn.execute("DELETE FROM calls WHERE user = ?", (user,)).rowcount
+        with self.db.write() as conn:
+            return int(conn.execute(delete(calls).where(calls.c.user == user)).rowcount or 0)
 
-    def close(self) -> None:
-        self._conn.close()
+
+def _count_where(condition: ColumnElement[bool]) -> ColumnElement[int]:
+    return func.coalesce(func.sum(case((condition, 1), else_=0)), 0)

@@ -19,6 +19,7 @@ from typing import Any
 from docubot.cache.answers import AnswerCache, erase_user, evict_stale
 from docubot.calllog import CallLog
 from docubot.config import Settings
+from docubot.db import Database
 from docubot.embed import Embedder, make_embedder
 from docubot.llm import ChatModel, make_chat_model
 from docubot.rag.keyword import KeywordIndex
@@ -36,8 +37,8 @@ UNSET: Any = object()
 
 
 class Components:
-    """Embedder, store, keyword index, retriever, chat model, call log, answer cache, refusal
-    threshold and the erasure and corpus-change wiring of one deployment (see the module doc)."""
+    """Database, embedder, store, keyword index, retriever, chat model, call log, answer cache,
+    refusal threshold and the erasure and corpus-change wiring of one deployment (see the module doc)."""
 
     def __init__(
         self,
@@ -46,12 +47,13 @@ class Components:
         embedder: Embedder | None = None,
         store: VectorStore | None = None,
         chat_model: ChatModel | None = UNSET,
+        db: Database | None = None,
         stages: Sequence[Stage] = (),
     ) -> None:
         self.settings = settings
         self.stages = list(stages)
         """Post-retrieval stages (reranker, pruner), in order: none by default."""
-        given: dict[str, object] = {"embedder": embedder, "store": store}
+        given: dict[str, object] = {"embedder": embedder, "store": store, "db": db}
         if chat_model is not UNSET:
             given["chat_model"] = chat_model  # None is a choice: extractive answers
         self._given = {name for name, part in given.items() if part is not None or name == "chat_model"}
@@ -66,12 +68,23 @@ class Components:
         embedder: Embedder | None = None,
         store: VectorStore | None = None,
         chat_model: ChatModel | None = UNSET,
+        db: Database | None = None,
         stages: Sequence[Stage] = (),
     ) -> Components:
         """The deployment described by `settings` (default: the environment and config file)."""
         return cls(
-            settings or Settings(), embedder=embedder, store=store, chat_model=chat_model, stages=stages
+            settings or Settings(),
+            embedder=embedder,
+            store=store,
+            chat_model=chat_model,
+            db=db,
+            stages=stages,
         )
+
+    @cached_property
+    def db(self) -> Database:
+        """The deployment's database (SQLite file or PostgreSQL), migrated on open."""
+        return Database(self.settings)
 
     @cached_property
     def embedder(self) -> Embedder:
@@ -79,7 +92,7 @@ class Components:
 
     @cached_property
     def store(self) -> VectorStore:
-        return open_store(self.settings)
+        return open_store(self.db)
 
     @cached_property
     def keyword_index(self) -> KeywordIndex:
@@ -104,12 +117,12 @@ class Components:
 
     @cached_property
     def call_log(self) -> CallLog:
-        return CallLog(self.settings.db_path)
+        return CallLog(self.db)
 
     @cached_property
     def cache(self) -> AnswerCache | None:
         """The answer caches, or None when they are turned off."""
-        return AnswerCache(self.settings, self.embedder) if self.settings.cache_enabled else None
+        return AnswerCache(self.settings, self.embedder, self.db) if self.settings.cache_enabled else None
 
     @cached_property
     def threshold(self) -> float:
@@ -121,21 +134,21 @@ class Components:
         """How each store besides the sessions forgets a user, by the name its count is reported under."""
         return {
             "call_log": self.call_log.delete_user,
-            "cached_answers": lambda user: erase_user(self.settings, user),
+            "cached_answers": lambda user: erase_user(self.db, user),
         }
 
     @cached_property
     def corpus_listeners(self) -> list[CorpusListener]:
         """What follows a corpus change: cached answers of older corpus versions are deleted (they
         could never be served again: entries are keyed by the corpus version)."""
-        return [lambda version: _evict(self.settings, version)]
+        return [lambda version: _evict(self.db, version)]
 
     def close(self) -> None:
-        """Close the store and the call log if they were opened here (not handed in)."""
-        for name in ("store", "call_log"):
+        """Close the store and the database if they were opened here (not handed in)."""
+        for name in ("store", "db"):
             if name not in self._given and name in self.__dict__:
                 self.__dict__.pop(name).close()
 
 
-def _evict(settings: Settings, version: int) -> None:
-    evict_stale(settings, version)
+def _evict(db: Database, version: int) -> None:
+    evict_stale(db, version)

@@ -81,9 +81,10 @@ class Settings(BaseSettings):
     max_answer_tokens: int = Field(350, ge=16)
     context_window: int = Field(4096, ge=512)
     threads: int | None = Field(None, description="CPU threads for the local models (default: all cores).")
-    # Sessions, users and answer caches (the SQLite file of `home` unless a database URL is given)
+    # The database: chunks and vectors, call log, sessions, users, answer caches (the SQLite file of
+    # `home` unless a database URL is given)
     database_url: str | None = Field(
-        None, description="postgresql://user:pass@host/db for sessions, users and caches."
+        None, description="postgresql://user:pass@host/db instead of the data folder's SQLite file."
     )
     session_ttl_days: float = Field(30, gt=0, description="Idle sessions are hard-deleted after this.")
 

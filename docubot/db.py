@@ -1,26 +1,33 @@
-"""The relational database of a deployment: sessions, users, answer caches.
+"""The deployment's database: chunks and vectors, the call log, sessions, users, answer caches.
 
-By default it is the data folder's SQLite file (WAL, shared with the vector store); when
-`DOCUBOT_DATABASE_URL` names a PostgreSQL server, that one. Everything goes through SQLAlchemy
-Core, so the two backends share one code path. SQLite write transactions start with
-`BEGIN IMMEDIATE`, so concurrent writers queue instead of failing half-way (so never open a
-second connection while holding one: it would wait for the first).
+By default it is the data folder's SQLite file (WAL); when `DOCUBOT_DATABASE_URL` names a
+PostgreSQL server, that one. Everything goes through SQLAlchemy Core, so the two backends share
+one code path, and the schema is Alembic's (`docubot/migrations`), brought to the newest revision
+whenever a `Database` is opened.
+
+Transactions come from `Database.read()` and `Database.write()`. On SQLite a read starts with a
+deferred `BEGIN`, so in WAL mode it never waits for a writer; a write starts with
+`BEGIN IMMEDIATE`, so concurrent writers queue for the lock instead of failing half-way. Keep
+writes short: compute first, then write. Never open a second connection while holding a write:
+it would wait for the first.
 """
 
 from __future__ import annotations
 
-import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
-from sqlalchemy import Engine, MetaData, Table, create_engine, event
+from sqlalchemy import Connection, Engine, MetaData, create_engine, event
 
 from docubot.config import Settings
 
 metadata = MetaData()
-"""Every table of the relational database registers here."""
+"""Every table of the database registers here (the migrations, not this, create them)."""
 
-_engines: dict[str, Engine] = {}
-_lock = threading.Lock()
+_READ_ONLY = "docubot_read_only"
+"""Execution option of `Database.read()` connections (SQLite: deferred BEGIN). Any other
+transaction, raw `engine.begin()` included, is taken as a write: slower to start, never wrong."""
 
 
 class DatabaseError(RuntimeError):
@@ -37,35 +44,58 @@ def database_url(settings: Settings) -> str:
         return "postgresql+psycopg://" + url.split("://", 1)[1]
     if url.startswith(("postgresql+psycopg://", "sqlite:///")):
         return url
-    raise DatabaseError(f"unsupported database URL {url.split('://')[0]}://…: use postgresql:// or sqlite:///")
+    raise DatabaseError(
+        f"unsupported database URL {url.split('://')[0]}://…: use postgresql:// or sqlite:///"
+    )
 
 
-def engine_for(settings: Settings) -> Engine:
-    """The shared engine for the settings' database (one per URL and process), tables created."""
-    url = database_url(settings)
-    with _lock:
-        if url not in _engines:
-            engine = _sqlite_engine(url) if url.startswith("sqlite") else _postgres_engine(url)
-            metadata.create_all(engine)
-            _engines[url] = engine
-        return _engines[url]
+class Database:
+    """One engine on the deployment's database, migrated to the newest schema when opened.
 
+    Create one per process (whoever composes the components) and pass it on; `close()` it at exit.
+    """
 
-def ensure_tables(engine: Engine, *tables: Table) -> None:
-    """Create tables registered after the engine was first opened (idempotent)."""
-    metadata.create_all(engine, tables=list(tables))
+    def __init__(self, settings: Settings) -> None:
+        from docubot.migrations import upgrade
 
+        self.url = database_url(settings)
+        self.is_sqlite = self.url.startswith("sqlite")
+        self.engine = _sqlite_engine(self.url) if self.is_sqlite else _postgres_engine(self.url)
+        upgrade(self)
 
-def dispose_engines() -> None:
-    """Close every pooled connection (tests, server shutdown)."""
-    with _lock:
-        for engine in _engines.values():
-            engine.dispose()
-        _engines.clear()
+    @contextmanager
+    def read(self) -> Iterator[Connection]:
+        """A transaction that only reads: never waits for a writer (SQLite: deferred BEGIN)."""
+        with self.engine.connect() as conn:
+            conn.execution_options(**{_READ_ONLY: True})
+            with conn.begin():
+                yield conn
+
+    @contextmanager
+    def write(self) -> Iterator[Connection]:
+        """A transaction that writes, committed on exit, rolled back on error (SQLite: BEGIN IMMEDIATE)."""
+        with self.engine.begin() as conn:
+            yield conn
+
+    def close(self) -> None:
+        """Close every pooled connection."""
+        self.engine.dispose()
+
+    def __enter__(self) -> Database:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
 
 
 def _sqlite_engine(url: str) -> Engine:
-    engine = create_engine(url, connect_args={"timeout": 30, "check_same_thread": False})
+    engine = create_engine(
+        url,
+        connect_args={"timeout": 30, "check_same_thread": False},
+        pool_size=10,
+        max_overflow=40,
+        pool_timeout=60,
+    )
 
     @event.listens_for(engine, "connect")
     def _on_connect(dbapi_conn: Any, _record: Any) -> None:
@@ -74,8 +104,9 @@ def _sqlite_engine(url: str) -> Engine:
             dbapi_conn.execute(f"PRAGMA {pragma}")
 
     @event.listens_for(engine, "begin")
-    def _on_begin(conn: Any) -> None:
-        conn.exec_driver_sql("BEGIN IMMEDIATE")
+    def _on_begin(conn: Connection) -> None:
+        read_only = conn.get_execution_options().get(_READ_ONLY, False)
+        conn.exec_driver_sql("BEGIN" if read_only else "BEGIN IMMEDIATE")
 
     return engine
 
@@ -85,4 +116,4 @@ def _postgres_engine(url: str) -> Engine:
         import psycopg  # noqa: F401
     except ImportError as exc:
         raise DatabaseError("PostgreSQL needs psycopg: pip install 'docubot[postgres]'") from exc
-    return create_engine(url, pool_size=10, max_overflow=20, pool_pre_ping=True)
+    return create_engine(url, pool_size=10, max_overflow=40, pool_timeout=60, pool_pre_ping=True)

@@ -10,8 +10,9 @@ import numpy as np
 import pytest
 
 from docubot.config import Settings
+from docubot.db import Database
 from docubot.embed.e5 import E5Embedder
-from docubot.store.sqlite import SQLiteStore
+from docubot.store.sql import SQLStore
 
 PageWriter = Callable[..., Path]
 
@@ -70,10 +71,15 @@ def settings(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Settings:
 
 
 @pytest.fixture
-def store(settings: Settings) -> Iterator[SQLiteStore]:
-    s = SQLiteStore(settings.db_path)
-    yield s
-    s.close()
+def db(settings: Settings) -> Iterator[Database]:
+    """The data folder's database, migrated."""
+    with Database(settings) as database:
+        yield database
+
+
+@pytest.fixture
+def store(db: Database) -> SQLStore:
+    return SQLStore(db)
 
 
 @pytest.fixture

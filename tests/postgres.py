@@ -12,6 +12,7 @@ import os
 import shutil
 import subprocess
 import tempfile
+import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -92,6 +93,19 @@ def postgres_server() -> Iterator[str]:
         stop = [str(bin_dir / "pg_ctl"), "-D", str(data), "-m", "fast", "stop"]
         subprocess.run(_as_owner(stop), check=False, capture_output=True)
         shutil.rmtree(root, ignore_errors=True)
+
+
+@pytest.fixture
+def fresh_postgres_url(postgres_url: str) -> Iterator[str]:
+    """postgresql://… of a new, empty database on the test server, dropped afterwards."""
+    import psycopg
+
+    name = f"t{uuid.uuid4().hex[:12]}"
+    with psycopg.connect(postgres_url, autocommit=True) as conn:
+        conn.execute(f"CREATE DATABASE {name}")
+    yield postgres_url.rsplit("/", 1)[0] + f"/{name}"
+    with psycopg.connect(postgres_url, autocommit=True) as conn:
+        conn.execute(f"DROP DATABASE {name} WITH (FORCE)")
 
 
 @pytest.fixture(scope="session")

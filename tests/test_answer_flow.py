@@ -8,7 +8,6 @@ import json
 
 import pytest
 
-from docubot.calllog import CallLog
 from docubot.llm import ContextWindowError, ProviderError
 from docubot.rag.answer import DocuBot, QuestionError
 from docubot.rag.prompt import PROMPT_VERSION, REFUSAL_TEXT
@@ -37,7 +36,7 @@ def bot(sample_settings, embedder):
 
 
 def logged(bot: DocuBot, call_id: int):
-    return next(c for c in CallLog(bot.settings.db_path).last(50) if c.id == call_id)
+    return next(c for c in bot.call_log.last(50) if c.id == call_id)
 
 
 def test_off_topic_question_is_refused_without_calling_the_llm(bot) -> None:
@@ -165,13 +164,13 @@ def test_unsupported_answer_is_downgraded(bot) -> None:
 def test_oversized_question_is_refused_before_any_call(bot) -> None:
     model = ScriptedModel([reply()])
     docubot = bot(model)
-    before = len(CallLog(docubot.settings.db_path).last(10_000))
+    before = len(docubot.call_log.last(10_000))
     with pytest.raises(QuestionError, match="characters long"):
         docubot.ask("a" * 100_000)
     with pytest.raises(QuestionError, match="empty"):
         docubot.ask("   ")
     assert model.calls == 0
-    assert len(CallLog(docubot.settings.db_path).last(10_000)) == before
+    assert len(docubot.call_log.last(10_000)) == before
 
 
 def test_small_window_drops_the_least_relevant_fragments(bot) -> None:

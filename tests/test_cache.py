@@ -17,10 +17,11 @@ from docubot.calllog import CallLog
 from docubot.chat.conversation import Conversation
 from docubot.cli import app
 from docubot.config import Settings
+from docubot.db import Database
 from docubot.ingest.pipeline import ingest
 from docubot.llm import ProviderError
 from docubot.rag.answer import DocuBot, TurnContext
-from docubot.store.sqlite import SQLiteStore
+from tests.corpus_fixtures import with_sample_corpus
 from tests.fakes import ScriptedModel
 
 PDF = "Com exporto un informe a PDF?"
@@ -42,7 +43,7 @@ def bot(cached_settings: Settings, embedder) -> DocuBot:
 def cached_questions(bot: DocuBot) -> dict[str, str]:
     """question → scope of every cached entry."""
     assert bot.cache is not None
-    with bot.cache.engine.connect() as conn:
+    with bot.cache.db.read() as conn:
         rows = conn.execute(select(cached_answers.c.question, cached_answers.c.scope)).all()
     return {r.question: r.scope for r in rows}
 
@@ -109,7 +110,7 @@ def test_exact_then_semantic_hits_and_a_look_alike_misses(bot: DocuBot) -> None:
     assert reworded.cache == "semantic"
     assert reworded.answer == first.answer
     assert bot.ask("Com exporto un informe a CSV?").cache is None
-    logged = [c.cache for c in reversed(CallLog(bot.settings.db_path).last(4))]
+    logged = [c.cache for c in reversed(bot.call_log.last(4))]
     assert logged == [None, "exact", "semantic", None]
 
 
@@ -119,7 +120,7 @@ def test_a_hit_streams_its_text_and_skips_retrieval(bot: DocuBot) -> None:
     hit = bot.ask(PDF, on_text=pieces.append)
     assert "".join(pieces) == hit.answer.resposta
     assert "retrieval" not in hit.timings_ms
-    assert CallLog(bot.settings.db_path).last(1)[0].retrieved == []
+    assert bot.call_log.last(1)[0].retrieved == []
 
 
 def test_other_filters_or_versions_do_not_share_entries(bot: DocuBot) -> None:
@@ -210,9 +211,9 @@ def test_an_edited_page_is_answered_afresh_after_reingest(settings, docs, write_
     settings = settings.with_overrides(llm="none")
     page = md("Informes", [("Exportar a PDF", "L'exportació d'informes a PDF no està disponible encara.")])
     write_page("informes.md", page, url="wiki/informes", version="1", date="2026-01-01")
-    store = SQLiteStore(settings.db_path)
+    bot = DocuBot(settings, embedder=embedder, chat_model=None)
+    store = bot.store
     ingest(docs, settings, store, embedder)
-    bot = DocuBot(settings, embedder=embedder, store=store, chat_model=None)
     question = "Puc exportar els informes a PDF?"
     before = bot.ask(question)
     assert "no està disponible" in before.answer.resposta
@@ -227,7 +228,6 @@ def test_an_edited_page_is_answered_afresh_after_reingest(settings, docs, write_
     assert after.cache is None
     assert "ja es poden exportar a PDF" in after.answer.resposta
     assert len(cached_questions(bot)) == 1  # the stale entry was evicted
-    store.close()
 
 
 def test_entries_of_another_corpus_version_are_never_served(bot: DocuBot, embedder) -> None:
@@ -243,7 +243,8 @@ def test_cli_reports_the_cache_in_json_and_stats_then_clears(cached_settings: Se
     monkeypatch.setenv("DOCUBOT_HOME", str(cached_settings.home))
     monkeypatch.setenv("DOCUBOT_LLM", "none")
     runner = CliRunner()
-    calls_before = CallLog(cached_settings.db_path).cache_counts()["calls"]  # the copied store has some
+    with Database(cached_settings) as db:
+        calls_before = CallLog(db).cache_counts()["calls"]  # the copied store has some
     answers = [json.loads(runner.invoke(app, ["ask", "--json", PDF]).stdout) for _ in range(2)]
     assert [a["cache"] for a in answers] == [None, "exact"]
     nocache = json.loads(runner.invoke(app, ["ask", "--json", "--no-cache", PDF]).stdout)
@@ -300,9 +301,7 @@ def test_a_real_model_answer_is_served_again_from_both_caches(cached_settings, e
 def test_the_cache_works_and_is_shared_on_postgresql(
     cached_settings: Settings, embedder, postgres_url
 ) -> None:
-    from docubot.db import dispose_engines
-
-    settings = cached_settings.with_overrides(database_url=postgres_url)
+    settings = with_sample_corpus(cached_settings, postgres_url)
     first = DocuBot(settings, embedder=embedder, chat_model=None)
     assert first.cache is not None
     first.cache.clear()
@@ -312,4 +311,3 @@ def test_the_cache_works_and_is_shared_on_postgresql(
     assert other.ask("Com puc exportar un informe a PDF, si us plau?").cache == "semantic"
     assert other.ask("Com exporto un informe a CSV?").cache is None
     assert first.cache.stats(first.store.corpus_version()).exact_hits == 1
-    dispose_engines()

@@ -12,7 +12,8 @@ from typer.testing import CliRunner
 
 from docubot.cli import app
 from docubot.config import Settings
-from docubot.store.sqlite import SQLiteStore
+from docubot.db import Database
+from docubot.store.sql import SQLStore
 
 if TYPE_CHECKING:  # the fixture's type; tests/ is not a package
     from conftest import PageWriter
@@ -77,11 +78,8 @@ def test_ingest_json_report(runner: CliRunner, home: Path, pages: Path) -> None:
         "corpus_version": 1,
     }
     assert len(report["warnings"]) == 1 and report["warnings"][0].startswith("factures.md:")
-    store = SQLiteStore(Settings(home=home).db_path)
-    try:
-        assert store.list_ids() == {"wiki-api-auth--tokens--00", "factures--pdf--00"}
-    finally:
-        store.close()
+    with Database(Settings(home=home)) as db:
+        assert SQLStore(db).list_ids() == {"wiki-api-auth--tokens--00", "factures--pdf--00"}
 
     again = runner.invoke(app, ["ingest", str(pages), "--json"])
     assert again.exit_code == 0, again.output

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pytest
 
-from docubot.calllog import CallLog
 from docubot.chat.conversation import Conversation, PolicyError, make_policy
 from docubot.chat.policies import (
     ConversationState,
@@ -73,7 +72,7 @@ def test_follow_up_is_rewritten_for_retrieval_and_logged(chat) -> None:
     assert result.request is not None
     sent = result.request.messages[-1].content
     assert f"Pregunta: {REMOVE}\n(Segons la conversa, vol dir: {REMOVE_STANDALONE})" in sent
-    call = next(c for c in CallLog(conversation.bot.settings.db_path).last(20) if c.id == result.call_id)
+    call = next(c for c in conversation.bot.call_log.last(20) if c.id == result.call_id)
     assert call.retrieval_question == REMOVE_STANDALONE
     assert any("eliminar-un-membre" in r["id"] for r in call.retrieved)
     conversation.send("Com restableixo la contrasenya del meu compte?")

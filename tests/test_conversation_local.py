@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pytest
 
-from docubot.calllog import CallLog
 from docubot.chat.conversation import Conversation
 from docubot.config import Settings
 from docubot.rag.answer import DocuBot
@@ -33,7 +32,7 @@ def test_this_refers_to_csv_export_and_the_answer_comes_from_the_plans_page(conv
 def test_how_do_i_remove_them_retrieves_the_members_page(conversation) -> None:
     conversation.send("com convido un membre?")
     result = conversation.send("i com l'elimino?")
-    call = next(c for c in CallLog(conversation.bot.settings.db_path).last(20) if c.id == result.call_id)
+    call = next(c for c in conversation.bot.call_log.last(20) if c.id == result.call_id)
     assert call.retrieval_question and "membre" in fold(call.retrieval_question)
     assert any(
         r["id"].startswith("wiki-administracio-membres-i-permisos--eliminar-un-membre")

@@ -26,6 +26,7 @@ from docubot.chat.cost import (
 )
 from docubot.cli.cost import register
 from docubot.config import Settings
+from docubot.db import Database
 
 S, Q, A, SUM = 600, 50, 250, 200
 DAY = 86_400
@@ -255,22 +256,20 @@ def today_start() -> float:
 
 
 def record(home: Path, provider: str, ts: float, tokens_in: int, tokens_out: int) -> None:
-    log = CallLog(home / "docubot.db")
-    log.record(
-        CallRecord(
-            question="q",
-            filters={},
-            retrieved=[],
-            prompt_version="v1",
-            provider=provider,
-            outcome="answered",
-            answer={},
-            tokens_in=tokens_in,
-            tokens_out=tokens_out,
-            ts=ts,
-        )
+    call = CallRecord(
+        question="q",
+        filters={},
+        retrieved=[],
+        prompt_version="v1",
+        provider=provider,
+        outcome="answered",
+        answer={},
+        tokens_in=tokens_in,
+        tokens_out=tokens_out,
+        ts=ts,
     )
-    log.close()
+    with Database(Settings(home=home)) as db:
+        CallLog(db).record(call)
 
 
 @pytest.fixture
@@ -373,5 +372,6 @@ def test_report_empty_log(home: Path) -> None:
 
 
 def test_usage_reads_the_log_directly(home: Path, two_days: tuple[str, str]) -> None:
-    report = usage(home / "docubot.db", window_start(2, time.time()), DEFAULT_PRICES)
+    with Database(Settings(home=home)) as db:
+        report = usage(db, window_start(2, time.time()), DEFAULT_PRICES)
     assert report.calls == 5 and report.days == sorted(two_days)

@@ -10,13 +10,14 @@ import pytest
 from typer.testing import CliRunner
 
 from docubot.cli import app
+from docubot.db import Database
 from docubot.eval.metrics import auroc, mrr, pick_threshold, recall_at, sweep
 from docubot.eval.retrieval import refusal_signals, run_cases
 from docubot.eval.sets import EvalSetError, load_retrieval_set
 from docubot.rag.keyword import KeywordIndex
 from docubot.rag.retrieve import Retriever
 from docubot.rag.threshold import refusal_threshold
-from docubot.store.sqlite import SQLiteStore
+from docubot.store.sql import SQLStore
 
 ROOT = Path(__file__).resolve().parents[1]
 EVAL_SET = ROOT / "evals" / "nubelia"
@@ -28,7 +29,7 @@ def hybrid_report(sample_home, embedder):
     from docubot.config import Settings
 
     settings = Settings(home=sample_home)
-    store = SQLiteStore(settings.db_path)
+    store = SQLStore(Database(settings))
     index = KeywordIndex(settings.keyword_index_dir)
     cases = load_retrieval_set(EVAL_SET)
     report = run_cases(cases, Retriever(embedder, store, index, mode="hybrid", rrf_k=settings.rrf_k))

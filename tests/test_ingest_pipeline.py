@@ -16,7 +16,7 @@ from docubot.components import Components
 from docubot.config import Settings
 from docubot.ingest.pipeline import IngestBusy, IngestRefused, ingest
 from docubot.rag.retrieve import Retriever
-from docubot.store.sqlite import SQLiteStore
+from docubot.store.sql import SQLStore
 
 if TYPE_CHECKING:  # the fixtures' types; tests/ is not a package
     from conftest import CountingEmbedder, PageWriter
@@ -61,7 +61,7 @@ def corpus(write_page: PageWriter, md: Callable[..., str]) -> dict[str, Path]:
     }
 
 
-def snapshot(store: SQLiteStore) -> tuple[dict[str, str], dict[str, dict[str, object]], int]:
+def snapshot(store: SQLStore) -> tuple[dict[str, str], dict[str, dict[str, object]], int]:
     ids = store.list_ids()
     return {r.id: r.text for r in store.get(ids)}, store.all_metadata(), store.corpus_version()
 
@@ -70,7 +70,7 @@ def test_first_ingest_adds_everything(
     docs: Path,
     corpus: dict[str, Path],
     settings: Settings,
-    store: SQLiteStore,
+    store: SQLStore,
     counting_embedder: CountingEmbedder,
 ) -> None:
     progress: list[tuple[int, int]] = []
@@ -104,7 +104,7 @@ def test_second_ingest_embeds_and_writes_nothing(
     docs: Path,
     corpus: dict[str, Path],
     settings: Settings,
-    store: SQLiteStore,
+    store: SQLStore,
     counting_embedder: CountingEmbedder,
 ) -> None:
     ingest(docs, settings, store, counting_embedder)
@@ -131,7 +131,7 @@ def test_an_edited_page_re_embeds_only_its_changed_chunks(
     docs: Path,
     corpus: dict[str, Path],
     settings: Settings,
-    store: SQLiteStore,
+    store: SQLStore,
     counting_embedder: CountingEmbedder,
     md: Callable[..., str],
     write_page: PageWriter,
@@ -171,7 +171,7 @@ def test_a_metadata_only_change_updates_without_embedding(
     docs: Path,
     corpus: dict[str, Path],
     settings: Settings,
-    store: SQLiteStore,
+    store: SQLStore,
     counting_embedder: CountingEmbedder,
     md: Callable[..., str],
     write_page: PageWriter,
@@ -195,7 +195,7 @@ def test_a_removed_page_is_purged(
     docs: Path,
     corpus: dict[str, Path],
     settings: Settings,
-    store: SQLiteStore,
+    store: SQLStore,
     counting_embedder: CountingEmbedder,
 ) -> None:
     ingest(docs, settings, store, counting_embedder)
@@ -212,7 +212,7 @@ def test_guard_rail_refuses_purging_more_than_half(
     docs: Path,
     corpus: dict[str, Path],
     settings: Settings,
-    store: SQLiteStore,
+    store: SQLStore,
     counting_embedder: CountingEmbedder,
 ) -> None:
     ingest(docs, settings, store, counting_embedder)
@@ -231,7 +231,7 @@ def test_empty_folder_is_refused(
     docs: Path,
     corpus: dict[str, Path],
     settings: Settings,
-    store: SQLiteStore,
+    store: SQLStore,
     counting_embedder: CountingEmbedder,
     tmp_path: Path,
 ) -> None:
@@ -250,7 +250,7 @@ def test_a_binary_page_refuses_the_run_and_changes_nothing(
     docs: Path,
     corpus: dict[str, Path],
     settings: Settings,
-    store: SQLiteStore,
+    store: SQLStore,
     counting_embedder: CountingEmbedder,
     md: Callable[..., str],
     write_page: PageWriter,
@@ -272,7 +272,7 @@ def test_force_ingests_the_good_pages_and_keeps_the_bad_pages_chunks(
     docs: Path,
     corpus: dict[str, Path],
     settings: Settings,
-    store: SQLiteStore,
+    store: SQLStore,
     counting_embedder: CountingEmbedder,
     md: Callable[..., str],
     write_page: PageWriter,
@@ -300,7 +300,7 @@ def test_dry_run_changes_nothing(
     docs: Path,
     corpus: dict[str, Path],
     settings: Settings,
-    store: SQLiteStore,
+    store: SQLStore,
     counting_embedder: CountingEmbedder,
     md: Callable[..., str],
     write_page: PageWriter,
@@ -330,7 +330,7 @@ def test_dry_run_on_an_empty_store_writes_nothing(
     docs: Path,
     corpus: dict[str, Path],
     settings: Settings,
-    store: SQLiteStore,
+    store: SQLStore,
     counting_embedder: CountingEmbedder,
 ) -> None:
     report = ingest(docs, settings, store, counting_embedder, dry_run=True)
@@ -344,7 +344,7 @@ def test_a_concurrent_ingest_is_refused(
     docs: Path,
     corpus: dict[str, Path],
     settings: Settings,
-    store: SQLiteStore,
+    store: SQLStore,
     counting_embedder: CountingEmbedder,
 ) -> None:
     settings.home.mkdir(parents=True, exist_ok=True)
@@ -361,7 +361,7 @@ def test_a_concurrent_ingest_is_refused(
 def test_two_versions_of_the_same_url(
     docs: Path,
     settings: Settings,
-    store: SQLiteStore,
+    store: SQLStore,
     counting_embedder: CountingEmbedder,
     write_page: PageWriter,
 ) -> None:
@@ -391,7 +391,7 @@ def test_two_versions_of_the_same_url(
 def test_a_new_version_reuses_vectors_of_unchanged_text(
     docs: Path,
     settings: Settings,
-    store: SQLiteStore,
+    store: SQLStore,
     counting_embedder: CountingEmbedder,
     write_page: PageWriter,
 ) -> None:
@@ -411,7 +411,7 @@ def test_a_new_version_reuses_vectors_of_unchanged_text(
 def test_a_page_without_metadata_line_gives_a_warning(
     docs: Path,
     settings: Settings,
-    store: SQLiteStore,
+    store: SQLStore,
     counting_embedder: CountingEmbedder,
     write_page: PageWriter,
 ) -> None:
@@ -429,7 +429,7 @@ def test_a_symlink_loop_is_a_warning_not_a_hang(
     docs: Path,
     corpus: dict[str, Path],
     settings: Settings,
-    store: SQLiteStore,
+    store: SQLStore,
     counting_embedder: CountingEmbedder,
 ) -> None:
     (docs / "admin" / "bucle").symlink_to("..", target_is_directory=True)
@@ -442,7 +442,7 @@ def test_cache_invalidation_after_a_change(
     docs: Path,
     corpus: dict[str, Path],
     settings: Settings,
-    store: SQLiteStore,
+    store: SQLStore,
     counting_embedder: CountingEmbedder,
     md: Callable[..., str],
     write_page: PageWriter,
@@ -450,7 +450,7 @@ def test_cache_invalidation_after_a_change(
     ingest(docs, settings, store, counting_embedder)
     assert store.corpus_version() == 1
 
-    cache = AnswerCache(settings, counting_embedder)
+    cache = AnswerCache(settings, counting_embedder, store.db)
     for question, version in (("Què és Nubelia?", 1), ("Com pago?", 2)):
         probe = cache.probe(
             question, scopes=["global"], store_scope="global", context="c", corpus_version=version
@@ -458,10 +458,10 @@ def test_cache_invalidation_after_a_change(
         cache.store(probe, {"resposta": question}, tokens=10, seconds=1.0)
 
     def cached_questions() -> set[str]:
-        with cache.engine.connect() as conn:
+        with cache.db.read() as conn:
             return set(conn.execute(select(cached_answers.c.question)).scalars())
 
-    evict = Components.from_settings(settings, embedder=counting_embedder, store=store).corpus_listeners
+    evict = Components.from_settings(settings, embedder=counting_embedder, db=store.db).corpus_listeners
     ingest(docs, settings, store, counting_embedder, corpus_listeners=evict)  # nothing changed: cache kept
     assert cached_questions() == {"Què és Nubelia?", "Com pago?"}
 
@@ -480,10 +480,48 @@ def test_cache_invalidation_after_a_change(
 # -- bugs ------------------------------------------------------------------------------------------
 
 
+def test_a_crash_before_the_version_bump_changes_nothing_and_the_next_ingest_repairs(
+    docs: Path,
+    corpus: dict[str, Path],
+    settings: Settings,
+    store: SQLStore,
+    counting_embedder: CountingEmbedder,
+    md: Callable[..., str],
+    write_page: PageWriter,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Issue 14.1: chunk writes, deletes and the version bump are one transaction."""
+    ingest(docs, settings, store, counting_embedder)
+    before = snapshot(store)
+    write_page(
+        "guia.md",
+        md("Guia", [("Inici", "Benvinguts a Nubelia 2."), ("Projectes", "Creeu un projecte nou.")]),
+        url="wiki/guia",
+        version="2026.2",
+        date="2026-09-01",
+    )
+    corpus["slack.md"].unlink()
+
+    def crash(*_: object) -> int:
+        raise RuntimeError("killed before the version bump")
+
+    with monkeypatch.context() as patch:
+        patch.setattr("docubot.store.sql._bump_corpus_version", crash)
+        with pytest.raises(RuntimeError, match="killed"):
+            ingest(docs, settings, store, counting_embedder)
+    assert snapshot(store) == before  # old chunks, old version
+
+    report = ingest(docs, settings, store, counting_embedder)
+    assert (report.updated, report.deleted, report.corpus_version) == (1, 1, 2)
+    texts, _, version = snapshot(store)
+    assert version == 2 and "Benvinguts a Nubelia 2." in texts["wiki-guia--inici--00"]
+    assert "wiki-integracions-slack--connectar--00" not in texts
+
+
 def test_pages_whose_urls_slugify_alike_keep_distinct_ids(
     docs: Path,
     settings: Settings,
-    store: SQLiteStore,
+    store: SQLStore,
     counting_embedder: CountingEmbedder,
     write_page: PageWriter,
 ) -> None:
@@ -500,7 +538,7 @@ def test_pages_whose_urls_slugify_alike_keep_distinct_ids(
 def test_force_keeps_the_chunks_of_an_unreadable_newest_version(
     docs: Path,
     settings: Settings,
-    store: SQLiteStore,
+    store: SQLStore,
     counting_embedder: CountingEmbedder,
     write_page: PageWriter,
 ) -> None:

@@ -7,10 +7,11 @@ import json
 import pytest
 
 from docubot.config import Settings
+from docubot.db import Database
 from docubot.ingest.pipeline import ingest
 from docubot.rag.keyword import KeywordIndex, tokenize
 from docubot.rag.retrieve import Retriever, reciprocal_rank_fusion
-from docubot.store.sqlite import SQLiteStore
+from docubot.store.sql import SQLStore
 
 
 def test_tokens_are_stemmed_folded_and_free_of_stopwords() -> None:
@@ -28,7 +29,7 @@ def test_rrf_prefers_what_both_rankings_agree_on() -> None:
 
 
 def test_bm25_mode_finds_exact_names_and_hybrid_keeps_similarities(sample_settings, embedder) -> None:
-    store = SQLiteStore(sample_settings.db_path)
+    store = SQLStore(Database(sample_settings))
     index = KeywordIndex(sample_settings.keyword_index_dir)
     retriever = Retriever(embedder, store, index)
     hits = retriever.search("X-Nubelia-Signature", k=3, mode="bm25").hits
@@ -42,7 +43,7 @@ def test_bm25_mode_finds_exact_names_and_hybrid_keeps_similarities(sample_settin
 
 
 def test_keyword_search_honours_the_version_filters(sample_settings, embedder) -> None:
-    store = SQLiteStore(sample_settings.db_path)
+    store = SQLStore(Database(sample_settings))
     index = KeywordIndex(sample_settings.keyword_index_dir)
     question = "caducitat dels tokens d'accés"
     retriever = Retriever(embedder, store, index, mode="bm25")
@@ -58,7 +59,7 @@ def test_the_index_follows_every_ingest_and_heals_when_stale(tmp_path, embedder)
     docs.mkdir()
     (docs / "a.md").write_text("# Guia\n\n## Quasars\n\nEl botó Zirconi activa els quasars.\n")
     settings = Settings(home=tmp_path / "home")
-    store = SQLiteStore(settings.db_path)
+    store = SQLStore(Database(settings))
     ingest(docs, settings, store, embedder)
     index = KeywordIndex(settings.keyword_index_dir)
     assert index.scores(store, "Zirconi")

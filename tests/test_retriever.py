@@ -13,6 +13,8 @@ from typer.testing import CliRunner
 from docubot.calllog import CallLog
 from docubot.cli import app
 from docubot.components import Components
+from docubot.config import Settings
+from docubot.db import Database
 from docubot.rag.answer import DocuBot
 from docubot.rag.retrieve import CANDIDATES, RankedHit
 
@@ -59,9 +61,8 @@ def test_search_ask_and_eval_report_the_same_ranking(home: Path, tmp_path: Path,
         assert len(ranking) == 4
         assert ranking == asked["retrieved"] == entry["retrieved"][:4]
         assert [h["rank"] for h in ranking] == [1, 2, 3, 4]
-        log = CallLog(home / "docubot.db")
-        assert log.last(1)[0].retrieved == ranking  # the call log keeps the ranking `ask` used
-        log.close()
+        with Database(Settings(home=home)) as db:
+            assert CallLog(db).last(1)[0].retrieved == ranking  # the log keeps the ranking `ask` used
 
 
 class _Reverse:

@@ -15,12 +15,13 @@ import pytest
 
 from docubot.calllog import CallLog
 from docubot.config import Settings
-from docubot.db import dispose_engines
+from docubot.db import Database
 from docubot.llm import ChatRequest, StreamEvent, Usage
 from docubot.rag.answer import DocuBot
 from docubot.rag.prompt import REFUSAL_TEXT
 from docubot.server.app import create_app
 from docubot.server.users import UserStore
+from tests.corpus_fixtures import with_sample_corpus
 from tests.servers import serving
 
 PDF = "Com exporto un informe a PDF?"
@@ -48,15 +49,15 @@ def events(response: httpx.Response) -> list[tuple[str, dict]]:
 
 
 @pytest.fixture
-def api_settings(sample_settings: Settings, tmp_path: Path) -> Iterator[Settings]:
-    yield sample_settings.with_overrides(database_url=f"sqlite:///{tmp_path / 'api.db'}")
-    dispose_engines()
+def api_settings(sample_settings: Settings, tmp_path: Path) -> Settings:
+    return with_sample_corpus(sample_settings, f"sqlite:///{tmp_path / 'api.db'}")
 
 
 def start(settings: Settings, embedder, model=None, users=("anna", "biel")) -> tuple[object, dict[str, str]]:
-    store = UserStore(settings)
+    bot = DocuBot(settings, embedder=embedder, chat_model=model)
+    store = UserStore(bot.db)
     keys = {name: store.add(name, admin=name == "admin")[1] for name in users if not _exists(store, name)}
-    app = create_app(settings, DocuBot(settings, embedder=embedder, chat_model=model))
+    app = create_app(settings, bot)
     return app, keys
 
 
@@ -99,7 +100,7 @@ def test_stateless_ask_returns_the_contract(api: Api) -> None:
     answer = api.client("anna").post("/v1/ask", json={"question": PDF}).json()
     assert set(answer) >= {"categoria", "resposta", "fonts", "confianca", "sources", "outcome", "cache"}
     assert answer["fonts"] == ["wiki/guies/informes-i-exportacio"] and "PDF" in answer["resposta"]
-    assert CallLog(api.settings.db_path).last(1)[0].user == "anna"
+    assert CallLog(Database(api.settings)).last(1)[0].user == "anna"
 
 
 @pytest.mark.parametrize(
@@ -187,13 +188,13 @@ def test_a_restart_between_turns_keeps_the_context(api_settings: Settings, embed
         client = Api(url, api_settings, keys).client("anna")
         session_id = client.post("/v1/sessions").json()["id"]
         post_message(client, session_id, "Com exporto un projecte a CSV?")
-    dispose_engines()
+    app.state.users.db.close()  # a new process: fresh connections, nothing in memory
     app, _ = start(api_settings, embedder)
     with serving(app) as url:
         client = Api(url, api_settings, keys).client("anna")
         done = post_message(client, session_id, "I això està disponible al pla Starter?")[-1][1]
     assert done["turn"] == 2 and PLANS_URL in {s["url"] for s in done["sources"]}
-    assert "CSV" in (CallLog(api_settings.db_path).last(1)[0].retrieval_question or "")
+    assert "CSV" in (CallLog(Database(api_settings)).last(1)[0].retrieval_question or "")
 
 
 class SlowModel:

@@ -12,10 +12,10 @@ from typer.testing import CliRunner
 
 from docubot.cli import app
 from docubot.config import Settings
-from docubot.db import dispose_engines
 from docubot.rag.answer import DocuBot
 from docubot.server.app import create_app
 from docubot.server.users import UserStore
+from tests.corpus_fixtures import with_sample_corpus
 from tests.servers import serving
 
 
@@ -25,8 +25,7 @@ def home(tmp_path, monkeypatch):
     monkeypatch.delenv("DOCUBOT_CONFIG", raising=False)
     monkeypatch.delenv("DOCUBOT_DATABASE_URL", raising=False)
     monkeypatch.setenv("DOCUBOT_LLM", "none")
-    yield tmp_path / "home"
-    dispose_engines()
+    return tmp_path / "home"
 
 
 def test_users_add_shows_the_key_once_and_stores_only_its_hash(home) -> None:
@@ -56,22 +55,23 @@ def test_users_add_refuses_duplicates_and_bad_names(home) -> None:
 
 
 def test_a_removed_user_key_stops_working(sample_settings: Settings, embedder, tmp_path) -> None:
-    settings = sample_settings.with_overrides(database_url=f"sqlite:///{tmp_path / 'api.db'}")
-    store = UserStore(settings)
+    settings = with_sample_corpus(sample_settings, f"sqlite:///{tmp_path / 'api.db'}")
+    bot = DocuBot(settings, embedder=embedder)
+    store = UserStore(bot.db)
     _, key = store.add("anna")
-    app_ = create_app(settings, DocuBot(settings, embedder=embedder))
+    app_ = create_app(settings, bot)
     with serving(app_) as url:
         headers = {"Authorization": f"Bearer {key}"}
         assert httpx.get(f"{url}/v1/sessions", headers=headers).status_code == 200
         store.remove("anna")
         assert httpx.get(f"{url}/v1/sessions", headers=headers).status_code == 401
-    dispose_engines()
 
 
 def test_asking_an_empty_store_is_a_503(tmp_path, embedder) -> None:
     settings = Settings(home=tmp_path / "empty", llm="none")
-    _, key = UserStore(settings).add("anna")
-    app_ = create_app(settings, DocuBot(settings, embedder=embedder))
+    bot = DocuBot(settings, embedder=embedder)
+    _, key = UserStore(bot.db).add("anna")
+    app_ = create_app(settings, bot)
     with serving(app_) as url:
         client = httpx.Client(base_url=url, headers={"Authorization": f"Bearer {key}"}, timeout=60)
         assert client.get("/v1/health").json()["chunks"] == 0
@@ -81,4 +81,3 @@ def test_asking_an_empty_store_is_a_503(tmp_path, embedder) -> None:
         stream = client.post(f"/v1/sessions/{session_id}/messages", json={"content": "Hola?"}).text
         assert stream.startswith("event: error") and '"status": 503' in stream
         assert client.get(f"/v1/sessions/{session_id}").json()["turns"] == 0
-    dispose_engines()

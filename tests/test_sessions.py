@@ -11,14 +11,13 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from docubot.calllog import CallLog
 from docubot.chat.policies import PolicyError
 from docubot.config import Settings
-from docubot.db import dispose_engines
 from docubot.llm import ChatRequest, StreamEvent, Usage
 from docubot.rag.answer import DocuBot
 from docubot.rag.prompt import REFUSAL_TEXT
 from docubot.sessions import InvalidSessionId, SessionManager, SessionNotFound
+from tests.corpus_fixtures import with_sample_corpus
 
 PLANS_URL = "wiki/administracio/plans-i-facturacio"
 
@@ -57,14 +56,13 @@ class EchoModel:
 
 
 @pytest.fixture(params=["sqlite", "postgres"])
-def db_settings(request, sample_settings: Settings, tmp_path) -> Iterator[Settings]:
+def db_settings(request, sample_settings: Settings, tmp_path) -> Settings:
     """The sample store, with sessions in a fresh SQLite file or in the test PostgreSQL server."""
     if request.param == "sqlite":
         url = f"sqlite:///{tmp_path / 'sessions.db'}"
     else:
         url = request.getfixturevalue("postgres_url")
-    yield sample_settings.with_overrides(database_url=url)
-    dispose_engines()
+    return with_sample_corpus(sample_settings, url)
 
 
 @pytest.fixture
@@ -75,7 +73,8 @@ def users() -> tuple[str, str]:
 
 
 def manager(settings: Settings, embedder, model=None) -> SessionManager:
-    return SessionManager(settings, DocuBot(settings, embedder=embedder, chat_model=model))
+    bot = DocuBot(settings, embedder=embedder, chat_model=model)
+    return SessionManager(settings, bot, bot.db)
 
 
 def test_a_session_keeps_every_turn(db_settings, embedder, users) -> None:
@@ -178,10 +177,9 @@ def test_a_restart_between_turns_keeps_the_context(db_settings, embedder, users)
     anna, _ = users
     info = manager(db_settings, embedder).create(anna)
     manager(db_settings, embedder).send(anna, info.id, "Com exporto un projecte a CSV?")
-    dispose_engines()  # a new process: fresh connections, nothing in memory
-    restarted = manager(db_settings, embedder)
+    restarted = manager(db_settings, embedder)  # a new process: fresh connections, nothing in memory
     result = restarted.send(anna, info.id, "I això està disponible al pla Starter?")
-    call = CallLog(db_settings.db_path).last(1)[0]
+    call = restarted.bot.call_log.last(1)[0]
     assert call.retrieval_question and "CSV" in call.retrieval_question  # "això" resolved from turn 1
     assert PLANS_URL in {s.url for s in result.sources}
     assert restarted.get(anna, info.id).turns == 2
@@ -305,7 +303,7 @@ def test_deleting_a_user_erases_everything_and_export_shows_it_first(db_settings
     json.dumps(exported)  # JSON-ready
     erased = sessions.delete_user(anna)
     assert erased["sessions"] == 2 and erased["call_log"] == 4 and erased["cached_answers"] >= 1
-    assert sessions.list(anna) == [] and CallLog(settings.db_path).for_user(anna) == []
+    assert sessions.list(anna) == [] and sessions.bot.call_log.for_user(anna) == []
     assert sessions.export_user(anna)["sessions"] == []
     assert sessions.get(biel, keep.id).turns == 1  # nobody else lost anything
 
@@ -323,7 +321,7 @@ def test_the_sessions_command_lists_shows_exports_and_erases(
     url = f"sqlite:///{tmp_path / 'cli.db'}"
     monkeypatch.setenv("DOCUBOT_HOME", str(sample_settings.home))
     monkeypatch.setenv("DOCUBOT_DATABASE_URL", url)
-    sessions = manager(sample_settings.with_overrides(database_url=url), embedder)
+    sessions = manager(with_sample_corpus(sample_settings, url), embedder)
     info = sessions.create("carla")
     sessions.send("carla", info.id, "Com exporto un informe a PDF?")
     runner = CliRunner()

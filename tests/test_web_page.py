@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from docubot.db import dispose_engines
 from docubot.rag.answer import DocuBot
 from docubot.server.app import create_app
 from docubot.server.users import UserStore
+from tests.corpus_fixtures import with_sample_corpus
 from tests.servers import serving
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
@@ -39,12 +39,12 @@ def browser() -> Iterator[object]:
 
 @pytest.fixture
 def site(sample_settings, embedder, tmp_path) -> Iterator[tuple[str, str]]:
-    settings = sample_settings.with_overrides(database_url=f"sqlite:///{tmp_path / 'web.db'}")
-    _, key = UserStore(settings).add("anna")
-    app = create_app(settings, DocuBot(settings, embedder=embedder, chat_model=None))
-    with serving(app) as url:
+    settings = with_sample_corpus(sample_settings, f"sqlite:///{tmp_path / 'web.db'}")
+    bot = DocuBot(settings, embedder=embedder, chat_model=None)
+    _, key = UserStore(bot.db).add("anna")
+    with serving(create_app(settings, bot)) as url:
         yield url, key
-    dispose_engines()
+    bot.db.close()
 
 
 def log_in(page, url: str, key: str) -> None:

@@ -37,7 +37,7 @@ from sqlalchemy import (
 
 from docubot.cache.gate import lexical_gate
 from docubot.config import Settings
-from docubot.db import engine_for, metadata
+from docubot.db import Database, metadata
 from docubot.embed import Embedder
 
 GLOBAL_SCOPE = "global"
@@ -65,6 +65,11 @@ cached_answers = Table(
     Column("semantic_hits", Integer, nullable=False, default=0),
     Index("cached_answers_lookup", "context_key", "corpus_version", "scope"),
 )
+
+
+def semantic_threshold(settings: Settings, embedder_name: str) -> float:
+    """The configured override, else the threshold calibrated for this embedder."""
+    return settings.cache_similarity or SEMANTIC_THRESHOLDS.get(embedder_name, DEFAULT_SEMANTIC_THRESHOLD)
 
 
 def normalize_question(text: str) -> str:
@@ -114,13 +119,11 @@ class CacheStats:
 class AnswerCache:
     """Looks answers up (`probe`) and stores good ones (`store`) in the deployment's database."""
 
-    def __init__(self, settings: Settings, embedder: Embedder) -> None:
+    def __init__(self, settings: Settings, embedder: Embedder, db: Database) -> None:
         self.settings = settings
         self.embedder = embedder
-        self.engine = engine_for(settings)
-        self.threshold = settings.cache_similarity or SEMANTIC_THRESHOLDS.get(
-            embedder.name, DEFAULT_SEMANTIC_THRESHOLD
-        )
+        self.db = db
+        self.threshold = semantic_threshold(settings, embedder.name)
 
     def probe(
         self,
@@ -157,13 +160,13 @@ class AnswerCache:
             "exact_hits": 0,
             "semantic_hits": 0,
         }
-        with self.engine.begin() as conn:
+        with self.db.write() as conn:
             conn.execute(delete(cached_answers).where(cached_answers.c.key == key))
             conn.execute(cached_answers.insert().values(**row))
 
     def stats(self, corpus_version: int) -> CacheStats:
         c = cached_answers.c
-        with self.engine.connect() as conn:
+        with self.db.read() as conn:
             live = conn.execute(
                 select(func.count()).where(c.corpus_version == corpus_version, c.expires_at > time.time())
             ).scalar_one()
@@ -182,14 +185,14 @@ class AnswerCache:
 
     def clear(self) -> int:
         """Delete every entry; returns how many."""
-        with self.engine.begin() as conn:
+        with self.db.write() as conn:
             return int(conn.execute(delete(cached_answers)).rowcount or 0)
 
     # -- lookups --------------------------------------------------------------------------------
     def _exact(self, question: str, scopes: list[str], context: str, version: int) -> CacheHit | None:
         keys = [_entry_key(question, scope, context, version) for scope in scopes]
         c = cached_answers.c
-        with self.engine.connect() as conn:
+        with self.db.read() as conn:
             row = conn.execute(
                 select(c.id, c.question, c.result).where(c.key.in_(keys), c.expires_at > time.time())
             ).first()
@@ -202,7 +205,7 @@ class AnswerCache:
         self, question: str, vector: np.ndarray, scopes: list[str], context: str, version: int
     ) -> CacheHit | None:
         c = cached_answers.c
-        with self.engine.connect() as conn:
+        with self.db.read() as conn:
             rows = conn.execute(
                 select(c.id, c.question, c.embedding, c.result).where(
                     c.context_key == context,
@@ -225,7 +228,7 @@ class AnswerCache:
         return None
 
     def _count(self, entry_id: int, column: str) -> None:
-        with self.engine.begin() as conn:
+        with self.db.write() as conn:
             conn.execute(
                 update(cached_answers)
                 .where(cached_answers.c.id == entry_id)
@@ -233,19 +236,19 @@ class AnswerCache:
             )
 
 
-def evict_stale(settings: Settings, corpus_version: int) -> int:
+def evict_stale(db: Database, corpus_version: int) -> int:
     """Delete the entries of every older corpus version, and expired ones; returns how many."""
     c = cached_answers.c
-    with engine_for(settings).begin() as conn:
+    with db.write() as conn:
         result = conn.execute(
             delete(cached_answers).where((c.corpus_version < corpus_version) | (c.expires_at <= time.time()))
         )
         return int(result.rowcount or 0)
 
 
-def erase_user(settings: Settings, user: str) -> int:
+def erase_user(db: Database, user: str) -> int:
     """Delete the answers cached in `user`'s own scope (their history or profile shaped them)."""
-    with engine_for(settings).begin() as conn:
+    with db.write() as conn:
         result = conn.execute(delete(cached_answers).where(cached_answers.c.scope == user_scope(user)))
         return int(result.rowcount or 0)
 

@@ -10,15 +10,17 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import sqlite3
+from collections import defaultdict
 from collections.abc import Iterable
-from contextlib import closing
 from dataclasses import dataclass
 from itertools import accumulate
 from pathlib import Path
 
-from docubot.calllog import CallLog
+from sqlalchemy import select
+
+from docubot.calllog import calls
 from docubot.chat.policies import PolicyError
+from docubot.db import Database
 
 Price = tuple[float, float]
 """USD per million tokens: (input, output)."""
@@ -216,19 +218,22 @@ def window_start(days: int, now: float) -> float:
     return today.timestamp() - (days - 1) * DAY_SECONDS
 
 
-def usage(db_path: Path, since: float, prices: dict[str, Price]) -> UsageReport:
+def usage(db: Database, since: float, prices: dict[str, Price]) -> UsageReport:
     """Calls since `since` grouped by UTC day and provider, with their cost."""
-    CallLog(db_path).close()  # creates the table when the log is new
-    with closing(sqlite3.connect(db_path)) as conn:
-        rows = conn.execute(
-            "SELECT date(ts, 'unixepoch') AS day, provider, COUNT(*), SUM(tokens_in), SUM(tokens_out) "
-            "FROM calls WHERE ts >= ? GROUP BY day, provider ORDER BY day, provider",
-            (since,),
-        ).fetchall()
+    c = calls.c
+    with db.read() as conn:
+        rows = conn.execute(select(c.ts, c.provider, c.tokens_in, c.tokens_out).where(c.ts >= since)).all()
+    totals: dict[tuple[str, str], list[int]] = defaultdict(lambda: [0, 0, 0])
+    for ts, provider, tokens_in, tokens_out in rows:
+        day = dt.datetime.fromtimestamp(ts, dt.UTC).date().isoformat()
+        total = totals[(day, provider)]
+        total[0] += 1
+        total[1] += tokens_in
+        total[2] += tokens_out
     return UsageReport(
         [
-            Usage(day, provider, calls, tin, tout, cost_usd(tin, tout, price_for(provider, prices)))
-            for day, provider, calls, tin, tout in rows
+            Usage(day, provider, n, tin, tout, cost_usd(tin, tout, price_for(provider, prices)))
+            for (day, provider), (n, tin, tout) in sorted(totals.items())
         ]
     )
 

@@ -10,6 +10,7 @@ from rich.table import Table
 from docubot.cache.answers import AnswerCache
 from docubot.calllog import CallLog
 from docubot.cli.common import console, load_settings, print_json
+from docubot.db import Database
 from docubot.embed import make_embedder
 from docubot.store import open_store
 
@@ -24,13 +25,10 @@ def register(app: typer.Typer) -> None:
 def stats_command(as_json: bool = typer.Option(False, "--json")) -> None:
     """Entries, hit rates (exact / semantic, over the call log), tokens and seconds saved."""
     settings = load_settings()
-    store = open_store(settings)
-    cache = AnswerCache(settings, make_embedder(settings))
-    stats = asdict(cache.stats(store.corpus_version()))
-    store.close()
-    log = CallLog(settings.db_path)
-    counts = log.cache_counts()
-    log.close()
+    with Database(settings) as db:
+        cache = AnswerCache(settings, make_embedder(settings), db)
+        stats = asdict(cache.stats(open_store(db).corpus_version()))
+        counts = CallLog(db).cache_counts()
     calls = counts["calls"] or 1
     stats.update(
         calls=counts["calls"],
@@ -51,7 +49,8 @@ def stats_command(as_json: bool = typer.Option(False, "--json")) -> None:
 def clear_command() -> None:
     """Delete every cached answer (all scopes, all corpus versions)."""
     settings = load_settings()
-    removed = AnswerCache(settings, make_embedder(settings)).clear()
+    with Database(settings) as db:
+        removed = AnswerCache(settings, make_embedder(settings), db).clear()
     console.print(f"removed {removed} cached answers")
 
 

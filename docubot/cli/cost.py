@@ -24,6 +24,7 @@ from docubot.chat.cost import (
     window_start,
 )
 from docubot.cli.common import console, err_console, fail, load_settings, print_json
+from docubot.db import Database
 
 cost_app = typer.Typer(
     help="Token and USD cost: simulated history policies, real usage.", no_args_is_help=True
@@ -96,7 +97,8 @@ def report_command(
 ) -> None:
     """Real usage from the call log per day and provider, its cost, and a monthly projection."""
     settings = load_settings()
-    report = usage(settings.db_path, window_start(days, time.time()), _prices(settings.home))
+    with Database(settings) as db:
+        report = usage(db, window_start(days, time.time()), _prices(settings.home))
     empty = f"No calls recorded in the last {days} days ({settings.db_path})."
     if as_json:
         if not report.rows:

@@ -11,7 +11,7 @@ from typing import TypeVar, cast
 import typer
 from rich.progress import Progress
 
-from docubot.cache.answers import AnswerCache
+from docubot.cache.answers import semantic_threshold
 from docubot.chat.conversation import Conversation, make_policy
 from docubot.chat.policies import PolicyError
 from docubot.cli.common import console, err_console, fail, load_settings, print_json
@@ -232,7 +232,7 @@ def cache_command(
     except EvalSetError as exc:
         fail(str(exc))
     embedder = make_embedder(settings)
-    threshold = AnswerCache(settings, embedder).threshold
+    threshold = semantic_threshold(settings, embedder.name)
     with Progress(console=err_console, disable=as_json, transient=True) as bar:
         task = bar.add_task("pairs", total=len(cases))
         evaluation = evaluate_cache(

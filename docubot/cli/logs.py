@@ -10,6 +10,7 @@ from rich.table import Table
 
 from docubot.calllog import CallLog
 from docubot.cli.common import console, load_settings, print_json
+from docubot.db import Database
 
 
 def register(app: typer.Typer) -> None:
@@ -22,9 +23,8 @@ def logs_command(
 ) -> None:
     """Show the last calls: question, outcome, best similarity, tokens, latencies."""
     settings = load_settings()
-    log = CallLog(settings.db_path)
-    calls = log.last(last)
-    log.close()
+    with Database(settings) as db:
+        calls = CallLog(db).last(last)
     if as_json:
         print_json([asdict(c) for c in calls])
         return

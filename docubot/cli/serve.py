@@ -8,7 +8,7 @@ import typer
 from rich.table import Table
 
 from docubot.cli.common import console, fail, load_settings, print_json
-from docubot.db import DatabaseError
+from docubot.db import Database, DatabaseError
 from docubot.server.users import UserError, UserStore
 
 users_app = typer.Typer(help="API users and their keys.", no_args_is_help=True)
@@ -39,7 +39,7 @@ def serve_command(
 
 def _store() -> UserStore:
     try:
-        return UserStore(load_settings())
+        return UserStore(Database(load_settings()))
     except DatabaseError as exc:
         fail(str(exc))
 

@@ -25,7 +25,8 @@ def register(app: typer.Typer) -> None:
 def _manager() -> SessionManager:
     settings = load_settings(llm="none")
     try:
-        return SessionManager(settings, DocuBot(settings, chat_model=None))
+        bot = DocuBot(settings, chat_model=None)
+        return SessionManager(settings, bot, bot.db)
     except DatabaseError as exc:
         fail(str(exc))
 

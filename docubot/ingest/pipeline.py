@@ -1,8 +1,9 @@
 """`docubot ingest`: docs folder → chunks → (only what changed) embeddings → store, safely.
 
-read → clean + metadata → chunk → skip unchanged chunks → embed the rest in batches → upsert →
-purge orphans → new corpus version + cache invalidation. Guard-rails refuse, unless forced, an
-empty folder, pages that fail to read, and a purge of more than half of the stored chunks.
+read → clean + metadata → chunk → skip unchanged chunks → embed the rest in batches → in one
+transaction: upsert, purge orphans, new corpus version → keyword index + cache invalidation.
+Guard-rails refuse, unless forced, an empty folder, pages that fail to read, and a purge of more
+than half of the stored chunks.
 """
 
 from __future__ import annotations
@@ -159,11 +160,12 @@ def _ingest_locked(
     store.check_embedding_model(embedder.name, embedder.dim)
     to_write = plan.new + plan.changed_text
     vectors, report.embedded = _vectors_for(to_write, store, embedder, settings.embed_batch_size, progress)
-    store.upsert([Record(c.id, c.text, c.metadata(), vectors[c.content_hash]) for c in to_write])
-    store.update_metadata([Record(c.id, c.text, c.metadata()) for c in plan.changed_metadata])
-    store.delete(plan.orphans)
     if to_write or plan.changed_metadata or plan.orphans:
-        report.corpus_version = store.bump_corpus_version()
+        report.corpus_version = store.apply(  # one transaction: chunks and version change together
+            [Record(c.id, c.text, c.metadata(), vectors[c.content_hash]) for c in to_write],
+            [Record(c.id, c.text, c.metadata()) for c in plan.changed_metadata],
+            plan.orphans,
+        )
         KeywordIndex(settings.keyword_index_dir).rebuild(store)
         for listener in corpus_listeners:
             listener(report.corpus_version)

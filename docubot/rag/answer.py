@@ -17,6 +17,7 @@ from docubot.cache.answers import GLOBAL_SCOPE, CacheHit, Probe, context_key, us
 from docubot.calllog import CallRecord
 from docubot.components import UNSET, Components
 from docubot.config import Settings
+from docubot.db import Database
 from docubot.embed import Embedder
 from docubot.llm import (
     ChatModel,
@@ -134,15 +135,17 @@ class DocuBot:
         embedder: Embedder | None = None,
         store: VectorStore | None = None,
         chat_model: ChatModel | None = UNSET,
+        db: Database | None = None,
     ) -> None:
         if not isinstance(components, Components):
             components = Components.from_settings(
-                components, embedder=embedder, store=store, chat_model=chat_model
+                components, embedder=embedder, store=store, chat_model=chat_model, db=db
             )
-        elif embedder is not None or store is not None or chat_model is not UNSET:
+        elif embedder is not None or store is not None or chat_model is not UNSET or db is not None:
             raise TypeError("hand the parts to Components.from_settings, not to DocuBot(components)")
         self.components = components
         self.settings = components.settings
+        self.db = components.db
         self.retriever = components.retriever
         self.chat_model = components.chat_model
         self.call_log = components.call_log

@@ -82,9 +82,9 @@ _ERRORS: dict[type[Exception], int] = {
 def create_app(settings: Settings, bot: DocuBot | None = None) -> FastAPI:
     """The API over one shared DocuBot (models loaded once per process)."""
     bot = bot or DocuBot(settings)
-    sessions = SessionManager(settings, bot)
+    sessions = SessionManager(settings, bot, bot.db)
     app = FastAPI(title="DocuBot", version="1", description="Answers from your documentation, with sources.")
-    app.state.users = UserStore(settings)
+    app.state.users = UserStore(bot.db)
     app.add_middleware(BodyLimit, max_bytes=settings.max_request_bytes)
 
     for error, status in _ERRORS.items():

@@ -14,8 +14,7 @@ from dataclasses import dataclass
 
 from sqlalchemy import Boolean, Column, Float, String, Table, delete, insert, select
 
-from docubot.config import Settings
-from docubot.db import engine_for, metadata
+from docubot.db import Database, metadata
 
 KEY_PREFIX = "dbk_"
 _NAME = re.compile(r"[A-Za-z0-9_.@-]{1,100}")
@@ -42,8 +41,8 @@ class User:
 
 
 class UserStore:
-    def __init__(self, settings: Settings) -> None:
-        self.engine = engine_for(settings)
+    def __init__(self, db: Database) -> None:
+        self.db = db
 
     def add(self, name: str, admin: bool = False) -> tuple[User, str]:
         """Create a user; returns it with its API key (the only time the key exists in clear)."""
@@ -51,7 +50,7 @@ class UserStore:
             raise UserError(f"invalid user name {name!r}: 1-100 characters from A-Z a-z 0-9 _ . @ -")
         key = KEY_PREFIX + secrets.token_urlsafe(32)
         user = User(name, admin, time.time())
-        with self.engine.begin() as conn:
+        with self.db.write() as conn:
             if conn.execute(select(users.c.name).where(users.c.name == name)).first():
                 raise UserError(f"user {name!r} exists already")
             conn.execute(
@@ -62,17 +61,17 @@ class UserStore:
     def authenticate(self, key: str) -> User | None:
         if not key.startswith(KEY_PREFIX):
             return None
-        with self.engine.connect() as conn:
+        with self.db.read() as conn:
             row = conn.execute(select(users).where(users.c.key_hash == _hash(key))).mappings().first()
         return User(row["name"], bool(row["admin"]), row["created_at"]) if row else None
 
     def list(self) -> list[User]:
-        with self.engine.connect() as conn:
+        with self.db.read() as conn:
             rows = conn.execute(select(users).order_by(users.c.name)).mappings()
             return [User(r["name"], bool(r["admin"]), r["created_at"]) for r in rows]
 
     def remove(self, name: str) -> None:
-        with self.engine.begin() as conn:
+        with self.db.write() as conn:
             if conn.execute(delete(users).where(users.c.name == name)).rowcount == 0:
                 raise UserError(f"no user {name!r}")
 

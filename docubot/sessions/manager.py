@@ -29,7 +29,7 @@ from docubot.chat.conversation import DEFAULT_POLICY, Conversation, TurnUsage, m
 from docubot.chat.policies import ConversationState
 from docubot.chat.profile import Fact, UserProfile
 from docubot.config import Settings
-from docubot.db import engine_for
+from docubot.db import Database
 from docubot.llm import Message
 from docubot.rag.answer import AskResult, DocuBot
 from docubot.sessions.ids import new_session_id, validated
@@ -72,10 +72,10 @@ class SessionTurn:
 class SessionManager:
     """Creates, loads, answers in, and erases sessions (see the module doc)."""
 
-    def __init__(self, settings: Settings, bot: DocuBot) -> None:
+    def __init__(self, settings: Settings, bot: DocuBot, db: Database) -> None:
         self.settings = settings
         self.bot = bot
-        self.engine = engine_for(settings)
+        self.db = db
         self.ttl_s = settings.session_ttl_days * 86400
         self._live: OrderedDict[str, Conversation] = OrderedDict()
         self._locks: dict[str, threading.Lock] = {}
@@ -98,13 +98,13 @@ class SessionManager:
             "updated_at": now,
             "expires_at": now + self.ttl_s,
         }
-        with self.engine.begin() as conn:
+        with self.db.write() as conn:
             conn.execute(insert(sessions).values(**row))
         return _info(row)
 
     def list(self, user: str) -> list[SessionInfo]:
         """The user's live sessions, most recently used first."""
-        with self.engine.connect() as conn:
+        with self.db.read() as conn:
             rows = conn.execute(
                 select(sessions)
                 .where(sessions.c.user == user, sessions.c.expires_at > time.time())
@@ -113,11 +113,11 @@ class SessionManager:
             return [_info(r) for r in rows]
 
     def get(self, user: str, session_id: str) -> SessionInfo:
-        with self.engine.connect() as conn:
+        with self.db.read() as conn:
             return _info(self._row(conn, user, session_id))
 
     def turns(self, user: str, session_id: str) -> builtins.list[SessionTurn]:
-        with self.engine.connect() as conn:
+        with self.db.read() as conn:
             self._row(conn, user, session_id)
             rows = conn.execute(
                 select(session_turns)
@@ -129,7 +129,7 @@ class SessionManager:
             ]
 
     def delete(self, user: str, session_id: str) -> None:
-        with self.engine.begin() as conn:
+        with self.db.write() as conn:
             self._row(conn, user, session_id)
             _delete_sessions(conn, [session_id])
         self._drop(session_id)
@@ -165,7 +165,7 @@ class SessionManager:
     def purge_expired(self, now: float | None = None) -> int:
         """Hard-delete every session past its expiry; returns how many."""
         moment = time.time() if now is None else now
-        with self.engine.begin() as conn:
+        with self.db.write() as conn:
             ids = list(conn.execute(select(sessions.c.id).where(sessions.c.expires_at <= moment)).scalars())
             _delete_sessions(conn, ids)
         for session_id in ids:
@@ -174,7 +174,7 @@ class SessionManager:
 
     def delete_user(self, user: str) -> dict[str, int]:
         """Erase everything stored about `user`: sessions, call-log rows, their cached answers…"""
-        with self.engine.begin() as conn:
+        with self.db.write() as conn:
             ids = list(conn.execute(select(sessions.c.id).where(sessions.c.user == user)).scalars())
             _delete_sessions(conn, ids)
         for session_id in ids:
@@ -187,7 +187,7 @@ class SessionManager:
         from docubot.calllog import CallLog
 
         exported = []
-        with self.engine.connect() as conn:
+        with self.db.read() as conn:
             rows = conn.execute(select(sessions).where(sessions.c.user == user)).mappings().all()
             for row in rows:
                 exported.append(
@@ -201,11 +201,7 @@ class SessionManager:
                         "usage": _rows(conn, session_usage, row["id"]),
                     }
                 )
-        log = CallLog(self.settings.db_path)
-        try:
-            calls = [c.__dict__ for c in log.for_user(user)]
-        finally:
-            log.close()
+        calls = [c.__dict__ for c in CallLog(self.db).for_user(user)]
         return {"user": user, "exported_at": time.time(), "sessions": exported, "calls": calls}
 
     # -- internals ------------------------------------------------------------------------------
@@ -228,7 +224,7 @@ class SessionManager:
 
     def _conversation(self, user: str, session_id: str) -> tuple[Conversation, int]:
         """The live conversation, reloaded when the database has turns it does not."""
-        with self.engine.connect() as conn:
+        with self.db.read() as conn:
             row = self._row(conn, user, session_id)
             live = self._live.get(session_id)
             if live is not None and len(live.state.messages) == 2 * row["turns"]:
@@ -286,7 +282,7 @@ class SessionManager:
         }
         if base_turns == 0:
             values["title"] = _title(text)
-        with self.engine.begin() as conn:
+        with self.db.write() as conn:
             moved = conn.execute(
                 update(sessions)
                 .where(sessions.c.id == session_id, sessions.c.turns == base_turns)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from docubot.config import Settings
+from docubot.db import Database
 from docubot.store.base import (
     METADATA_FIELDS,
     EmbeddingModelMismatch,
@@ -29,7 +29,8 @@ __all__ = [
 ]
 
 
-def open_store(settings: Settings) -> VectorStore:
-    from docubot.store.sqlite import SQLiteStore
+def open_store(db: Database) -> VectorStore:
+    """The vector store on the deployment's database."""
+    from docubot.store.sql import SQLStore
 
-    return SQLiteStore(settings.db_path)
+    return SQLStore(db)

@@ -105,6 +105,11 @@ class VectorStore(Protocol):
         """Mark the corpus as changed; returns the new version."""
         ...
 
+    def apply(self, upserts: Sequence[Record], metadata: Sequence[Record], deletes: Iterable[str]) -> int:
+        """`upsert`, `update_metadata`, `delete` and `bump_corpus_version` as one atomic change:
+        after a crash either all of it or none of it is stored. Returns the new corpus version."""
+        ...
+
     def close(self) -> None: ...
 
 
