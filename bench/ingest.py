@@ -136,7 +136,7 @@ def bench_bm25(work: Path, store: SQLStore, n: int, vocabulary: list[str]) -> No
     start = time.perf_counter()
     index.rebuild(store)
     build_s = time.perf_counter() - start
-    size = sum(f.stat().st_size for f in index.folder.iterdir()) / 1e6
+    size = sum(f.stat().st_size for f in index.folder.rglob("*") if f.is_file()) / 1e6
     words = random.Random(3)
     samples = []
     for _ in range(100):

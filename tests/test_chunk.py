@@ -49,6 +49,17 @@ def short_paragraphs(tag: str, n: int) -> str:
 # -- breadcrumbs and metadata ----------------------------------------------------------------------
 
 
+def test_prose_over_a_dash_rule_keeps_the_real_breadcrumb(embedder: E5Embedder) -> None:
+    text = (
+        "# Clúster\n\n## Actualitzar\n\nFeu una còpia abans.\n\n[NOTE]\n----\n"
+        "En un clúster de producció, feu servir aquesta ordre amb precaució.\n----\n\nExecuteu l'ordre.\n"
+    )
+    chunks = chunks_of(text, embedder)
+    assert [c.section_path for c in chunks] == ["Clúster > Actualitzar"]
+    assert chunks[0].text.startswith("[Clúster > Actualitzar]\nFeu una còpia abans.")
+    assert "En un clúster de producció" in chunks[0].text and "Executeu l'ordre." in chunks[0].text
+
+
 def test_every_chunk_starts_with_its_breadcrumb(embedder: E5Embedder) -> None:
     text = (
         "# Seguretat\n\nIntroducció a la seguretat.\n\n## Contrasenyes\n\nCanvieu-la cada any.\n\n"

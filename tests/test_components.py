@@ -3,6 +3,7 @@ count their own usage, explicit erasers and corpus listeners, and the default fo
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
@@ -47,7 +48,7 @@ def test_parts_are_built_once_on_first_use_or_handed_in(sample_settings, embedde
 
 
 def test_the_user_erasers_forget_a_user_in_this_deployment(sample_settings, embedder, tmp_path) -> None:
-    settings = sample_settings.with_overrides(database_url=f"sqlite:///{tmp_path / 'other.db'}")
+    settings = sample_settings.with_overrides(home=shutil.copytree(sample_settings.home, tmp_path / "home"))
     components = Components.from_settings(settings, embedder=embedder, chat_model=None)
     bot = DocuBot(components)
     bot.ask(INVITE, context=TurnContext(user="eve"))

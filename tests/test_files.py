@@ -123,3 +123,69 @@ def test_real_20_mb_page_is_refused_at_the_default_limit(docs: Path) -> None:
         assert "2.0 MB limit" in str(info.value)
     finally:
         path.unlink()
+
+
+# -- symlinks never lead out of the docs folder ------------------------------------------------------
+
+
+@pytest.fixture
+def outside(tmp_path: Path) -> Path:
+    """A folder beside the docs folder, holding a secret config and a page."""
+    folder = tmp_path / "fora"
+    folder.mkdir()
+    (folder / "config.toml").write_text('llm_api_key = "sk-secret"\n', encoding="utf-8")
+    (folder / "pagina.md").write_text("# Fora\n\nText de fora.\n", encoding="utf-8")
+    return folder
+
+
+def test_a_file_link_out_of_the_docs_folder_is_skipped_and_reported(docs: Path, outside: Path) -> None:
+    (docs / "a.md").write_text("# A\n", encoding="utf-8")
+    os.symlink(outside / "config.toml", docs / "config.md")
+    os.symlink("/etc/passwd", docs / "passwd.md")
+    pages, skipped = find_pages(docs)
+    assert [p.relative for p in pages] == ["a.md"]
+    assert [s.relative for s in skipped] == ["config.md", "passwd.md"]
+    assert all("outside the docs folder" in s.reason for s in skipped)
+
+
+def test_a_folder_link_out_of_the_docs_folder_is_not_walked(docs: Path, outside: Path) -> None:
+    (docs / "a.md").write_text("# A\n", encoding="utf-8")
+    os.symlink(outside, docs / "extern", target_is_directory=True)
+    pages, skipped = find_pages(docs)
+    assert [p.relative for p in pages] == ["a.md"]
+    assert [s.relative for s in skipped] == ["extern"]
+    assert "outside the docs folder" in skipped[0].reason
+
+
+def test_a_link_that_hops_out_through_another_link_is_skipped(docs: Path, outside: Path) -> None:
+    os.symlink(outside / "config.toml", docs / "pas.toml")
+    os.symlink("pas.toml", docs / "secret.md")
+    pages, skipped = find_pages(docs)
+    assert pages == []
+    assert [s.relative for s in skipped] == ["secret.md"]
+
+
+def test_links_that_stay_inside_the_docs_folder_are_read(docs: Path) -> None:
+    (docs / "guies").mkdir()
+    (docs / "guies" / "real.md").write_text("# Real\n", encoding="utf-8")
+    os.symlink("guies/real.md", docs / "drecera.md")
+    pages, skipped = find_pages(docs)
+    assert [p.relative for p in pages] == ["drecera.md", "guies/real.md"]
+    assert skipped == []
+    assert read_page(pages[0], max_bytes=1000) == "# Real\n"
+
+
+def test_a_docs_folder_that_is_itself_a_link_works(tmp_path: Path, docs: Path) -> None:
+    (docs / "a.md").write_text("# A\n", encoding="utf-8")
+    os.symlink(docs, tmp_path / "enllac", target_is_directory=True)
+    pages, skipped = find_pages(tmp_path / "enllac")
+    assert [p.relative for p in pages] == ["a.md"] and skipped == []
+
+
+def test_a_page_swapped_for_an_outside_link_after_the_walk_is_refused(docs: Path, outside: Path) -> None:
+    (docs / "a.md").write_text("# A\n", encoding="utf-8")
+    pages, _ = find_pages(docs)
+    (docs / "a.md").unlink()
+    os.symlink(outside / "config.toml", docs / "a.md")
+    with pytest.raises(PageReadError, match="outside the docs folder"):
+        read_page(pages[0], max_bytes=1000)

@@ -72,8 +72,34 @@ def test_the_index_follows_every_ingest_and_heals_when_stale(tmp_path, embedder)
         and fresh.scores(store, "Titani")
         and fresh.scores(store, "pulsars")
     )
-    stamp = settings.keyword_index_dir / "ids.json"
-    assert json.loads(stamp.read_text())["corpus_version"] == store.corpus_version()
+    pointer = settings.keyword_index_dir / "current.json"
+    published = json.loads(pointer.read_text())
+    assert published["corpus_version"] == store.corpus_version()
+    stamp = settings.keyword_index_dir / published["folder"] / "ids.json"
     stamp.write_text(json.dumps({"corpus_version": 0, "ids": []}))  # a stale or foreign index
     assert KeywordIndex(settings.keyword_index_dir).scores(store, "Titani")
+    pointer.unlink()  # a missing index
+    assert KeywordIndex(settings.keyword_index_dir).scores(store, "Titani")
     store.close()
+
+
+def test_typos_in_query_terms_still_find_the_page_at_a_lower_score(tmp_path, embedder) -> None:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "plugins.md").write_text(
+        "# Plugins\n\n## GitHub plugin\n\nEnable the GitHub plugin from Settings, then install it.\n"
+    )
+    (docs / "slack.md").write_text("# Slack\n\n## Connect\n\nConnect Slack from the workspace settings.\n")
+    (docs / "quasars.md").write_text("# Guia\n\n## Quasars\n\nEl botó Zirconi activa els quasars.\n")
+    settings = Settings(home=tmp_path / "home")
+    db = Database(settings)
+    store = SQLStore(db)
+    ingest(docs, settings, store, embedder)
+    index = KeywordIndex(settings.keyword_index_dir)
+    typo = index.scores(store, "enabel the githb plugn")
+    assert max(typo, key=typo.__getitem__) == "plugins--github-plugin--00"
+    exact = index.scores(store, "Zirconi")
+    near = index.scores(store, "Zirconni")
+    assert set(near) == set(exact) and 0 < max(near.values()) < max(exact.values())
+    assert index.scores(store, "Xerofita") == {}  # nothing within one edit
+    db.close()

@@ -122,6 +122,128 @@ def test_setext_headings() -> None:
     assert section(page, ("Secció setext",)) == "Cos."
 
 
+def test_short_setext_headings_survive_beside_prose_ones() -> None:
+    text = "# Guia\n\nInstal·lació\n---\n\nCos u.\n\nCom canvio la contrasenya?\n---\n\nCos dos.\n"
+    page = parse_page(text, "guia.md")
+    assert paths(page) == [("Instal·lació",), ("Com canvio la contrasenya?",)]
+    assert page.text_headings == []
+
+
+# -- underlines under prose are not headings (AsciiDoc conversions, `---` used as a rule) ------------
+
+ASCIIDOC_EN = """# Upgrading the cluster
+
+## Before you start
+
+Back up the configuration first.
+
+[NOTE]
+----
+On a production cluster, use this command with caution, because it restarts every node.
+----
+
+Run the upgrade command:
+
+```
+upgrade --all
+```
+
+## Rolling back
+
+[WARNING]
+====
+Rolling back deletes the data written since the upgrade.
+====
+
+Use `rollback --to <version>` to go back.
+"""
+
+
+def test_asciidoc_admonitions_stay_text_under_the_real_heading() -> None:
+    page = parse_page(ASCIIDOC_EN, "upgrade.md")
+    assert page.title == "Upgrading the cluster"
+    assert paths(page) == [("Before you start",), ("Rolling back",)]
+    before = section(page, ("Before you start",))
+    assert before.startswith("Back up the configuration first.\n\n[NOTE]\n\nOn a production cluster")
+    assert "Run the upgrade command:" in before and "----" not in before
+    back = section(page, ("Rolling back",))
+    assert "[WARNING]\n\nRolling back deletes the data" in back and "====" not in back
+    assert page.text_headings == [
+        "[NOTE]",
+        "On a production cluster, use this command with caution, because it restarts every node.",
+        "[WARNING]",
+        "Rolling back deletes the data written since the upgrade.",
+    ]
+
+
+ASCIIDOC_CA = """# Còpies de seguretat
+
+## Programar còpies
+
+Les còpies es programen des del tauler d'administració.
+---
+
+[IMPORTANT]
+----
+En un clúster de producció, executeu aquesta ordre fora d'hores.
+----
+
+Substituïu <nom> pel nom de l'espai
+---
+
+Còpia {data}
+---
+
+La còpia diària
+comença a les dues de la matinada
+---
+
+### Restaurar
+
+Restaureu des de la pestanya Còpies.
+"""
+
+
+def test_catalan_prose_underlined_with_dashes_is_text() -> None:
+    page = parse_page(ASCIIDOC_CA, "copies.md")
+    assert paths(page) == [("Programar còpies",), ("Programar còpies", "Restaurar")]
+    body = section(page, ("Programar còpies",))
+    for text in (
+        "Les còpies es programen des del tauler d'administració.",
+        "En un clúster de producció, executeu aquesta ordre fora d'hores.",
+        "Substituïu <nom> pel nom de l'espai",
+        "Còpia {data}",
+        "La còpia diària\ncomença a les dues de la matinada",
+    ):
+        assert text in body
+    assert "---" not in body
+    assert len(page.text_headings) == 6
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "Aquesta és una frase prou llarga com per no ser mai el títol d'una secció",
+        "A heading line that goes on and on, past eighty characters, is surely a sentence",
+        "Configure the proxy as follows:",
+        "Per exemple,",
+    ],
+    ids=["many-words", "long", "colon", "comma"],
+)
+def test_long_or_punctuated_setext_lines_are_text(line: str) -> None:
+    page = parse_page(f"# Guia\n\n## Real\n\nCos.\n\n{line}\n---\n\nMés.\n", "guia.md")
+    assert paths(page) == [("Real",)]
+    assert section(page, ("Real",)) == f"Cos.\n\n{line}\n\nMés."
+    assert page.text_headings == [line]
+
+
+def test_a_setext_h1_made_of_an_admonition_is_not_the_title() -> None:
+    text = "[NOTE]\n====\nThis page is generated.\n====\n\n## Usage\n\nText.\n"
+    page = parse_page(text, "guides/cli-usage.md")
+    assert page.title == "Cli usage"
+    assert paths(page) == [(), ("Usage",)]
+
+
 def test_title_from_the_file_name_without_h1() -> None:
     page = parse_page("## A\n\ntext\n", "guies/primers-passos.md")
     assert page.title == "Primers passos"

@@ -1,4 +1,8 @@
-"""Finding and reading the markdown pages of a docs folder, refusing bad files with clear reasons."""
+"""Finding and reading the markdown pages of a docs folder, refusing bad files with clear reasons.
+
+Symlinks are followed only while they stay inside the docs folder: a link (to a file or a folder)
+whose real path is outside it is never read, and is reported as skipped.
+"""
 
 from __future__ import annotations
 
@@ -8,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 MARKDOWN_SUFFIXES = (".md", ".markdown")
+OUTSIDE = "symlink to a path outside the docs folder; not read"
 
 
 class DocsFolderError(Exception):
@@ -16,8 +21,12 @@ class DocsFolderError(Exception):
 
 @dataclass(frozen=True)
 class PageFile:
+    """A page to read: `path` on disk, `relative` to the docs folder, `root` the docs folder's real path
+    (when given, reading re-checks that the page has not become a link out of it)."""
+
     path: Path
     relative: str
+    root: Path | None = None
 
 
 @dataclass(frozen=True)
@@ -29,16 +38,17 @@ class SkippedPath:
 
 
 def find_pages(folder: Path) -> tuple[list[PageFile], list[SkippedPath]]:
-    """All markdown files under `folder`, sorted, following symlinks but never around a loop."""
+    """All markdown files under `folder`, sorted; symlinks are followed while they stay inside it, never
+    around a loop."""
     if not folder.exists():
         raise DocsFolderError(f"docs folder not found: {folder}")
     if not folder.is_dir():
         raise DocsFolderError(f"not a folder: {folder}")
+    root = folder.resolve()
     pages: list[PageFile] = []
     skipped: list[SkippedPath] = []
-    for path in _walk(folder.resolve(), folder.resolve(), set(), skipped):
-        if path.suffix.lower() in MARKDOWN_SUFFIXES:
-            pages.append(PageFile(path, path.relative_to(folder.resolve()).as_posix()))
+    for path in _walk(root, root, set(), skipped):
+        pages.append(PageFile(path, path.relative_to(root).as_posix(), root))
     return sorted(pages, key=lambda p: p.relative), skipped
 
 
@@ -70,7 +80,15 @@ def _walk(
         except OSError as exc:
             skipped.append(SkippedPath(_rel(root, path), f"cannot stat: {exc.strerror}"))
             continue
-        if is_dir and entry.is_symlink() and _inside(root, path.resolve()):
+        if not (is_dir or is_file):
+            if entry.is_symlink():
+                skipped.append(SkippedPath(_rel(root, path), "broken symlink"))
+            continue
+        if is_file and path.suffix.lower() not in MARKDOWN_SUFFIXES:
+            continue
+        if entry.is_symlink() and not _inside(root, path.resolve()):
+            skipped.append(SkippedPath(_rel(root, path), OUTSIDE))
+        elif is_dir and entry.is_symlink():
             target = path.resolve()
             reason = (
                 "symlink loop: it points to a folder that contains it"
@@ -80,10 +98,8 @@ def _walk(
             skipped.append(SkippedPath(_rel(root, path), reason))
         elif is_dir:
             yield from _walk(root, path, visited, skipped)
-        elif is_file:
+        else:
             yield path
-        elif entry.is_symlink():
-            skipped.append(SkippedPath(_rel(root, path), "broken symlink"))
 
 
 def _inside(root: Path, path: Path) -> bool:
@@ -103,14 +119,19 @@ class PageReadError(Exception):
 
 def read_page(page: PageFile, max_bytes: int) -> str:
     """The page's text, or PageReadError with a reason a person can act on."""
+    real = page.path.resolve()
+    if page.root is not None and not _inside(page.root, real):
+        raise PageReadError("symlink to a file outside the docs folder; not read")
     try:
-        size = page.path.stat().st_size
-        if size > max_bytes:
-            raise PageReadError(
-                f"file is {_size(size)}, over the {_size(max_bytes)} limit "
-                "(DOCUBOT_MAX_FILE_BYTES); split the page or raise the limit"
-            )
-        data = page.path.read_bytes()
+        fd = os.open(real, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+        with os.fdopen(fd, "rb") as handle:
+            size = os.fstat(handle.fileno()).st_size
+            if size > max_bytes:
+                raise PageReadError(
+                    f"file is {_size(size)}, over the {_size(max_bytes)} limit "
+                    "(DOCUBOT_MAX_FILE_BYTES); split the page or raise the limit"
+                )
+            data = handle.read()
     except OSError as exc:
         raise PageReadError(f"cannot read file: {exc.strerror}") from exc
     if b"\x00" in data[:8192]:

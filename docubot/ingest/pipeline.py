@@ -21,7 +21,7 @@ from filelock import FileLock, Timeout
 from docubot.config import Settings
 from docubot.embed import Embedder
 from docubot.ingest.chunk import Chunk, ChunkLimits, chunk_page, slugify
-from docubot.ingest.files import PageFile, PageReadError, find_pages, read_page
+from docubot.ingest.files import PageFile, PageReadError, SkippedPath, find_pages, read_page
 from docubot.ingest.parse import UNKNOWN, Page, PageMeta, parse_page
 from docubot.rag.keyword import KeywordIndex
 from docubot.store import Record, VectorStore
@@ -66,6 +66,8 @@ class IngestReport:
     corpus_version: int = 0
     warnings: list[str] = field(default_factory=list)
     per_file: list[FileReport] = field(default_factory=list)
+    skipped: list[SkippedPath] = field(default_factory=list)
+    """Paths not read: links out of the docs folder, loops, unreadable folders."""
     dry_run: bool = False
 
     def summary(self) -> dict[str, object]:
@@ -75,6 +77,7 @@ class IngestReport:
         data["warnings"] = list(self.warnings)
         data["dry_run"] = self.dry_run
         data["per_file"] = [asdict(f) for f in self.per_file]
+        data["skipped"] = [{"path": s.relative, "reason": s.reason} for s in self.skipped]
         return data
 
 
@@ -127,8 +130,8 @@ def _ingest_locked(
     corpus_listeners: Sequence[CorpusListener],
 ) -> IngestReport:
     report = IngestReport(dry_run=dry_run)
-    page_files, skipped = find_pages(folder)
-    report.warnings += [f"{s.relative}: skipped, {s.reason}" for s in skipped]
+    page_files, report.skipped = find_pages(folder)
+    report.warnings += [f"{s.relative}: skipped, {s.reason}" for s in report.skipped]
     if not page_files and not force:
         raise IngestRefused(f"no markdown pages (*.md) under {folder}; refusing to empty the store (--force)")
     pages, failed_paths = _read_pages(page_files, settings.max_file_bytes, report)
@@ -192,6 +195,11 @@ def _read_pages(
             report.warnings.append(f"{page_file.relative}: empty file, nothing to ingest")
             continue
         page = parse_page(text, page_file.relative)
+        if page.text_headings:
+            report.warnings.append(
+                f"{page_file.relative}: {len(page.text_headings)} line(s) underlined with ---/=== read as "
+                f"text, not headings (prose or [NOTE]-style), e.g. {page.text_headings[0][:60]!r}"
+            )
         if not page.has_meta_line:
             report.warnings.append(
                 f"{page_file.relative}: no wiki metadata line; url '{page.meta.url}', version {UNKNOWN}"

@@ -3,21 +3,27 @@
 Tokens are lowercased words with accents folded (users often type without them), minus the
 language's stopwords, reduced by its Snowball stemmer (PyStemmer). The index (bm25s) lives in
 `<home>/bm25/`, stamped with the corpus version it was built from: ingest rebuilds it after every
-change, and a reader that finds a stale or missing index rebuilds it from the store, so the two
-can never drift apart.
+change, and a reader whose index is not of the store's current corpus version (a crash between the
+chunks and the rebuild, another process's ingest) reloads or rebuilds it before searching, so the
+index can never lag the chunks.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
+import tempfile
 import threading
-from functools import lru_cache
+import time
+from dataclasses import dataclass
+from functools import cached_property, lru_cache
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+from filelock import FileLock
 
 from docubot.rag.text import detect_language, fold
 from docubot.store import VectorStore
@@ -58,66 +64,192 @@ def tokenize(text: str, language: str | None = None) -> list[str]:
     return _stemmer(language).stemWords(kept)
 
 
+@dataclass
+class _Loaded:
+    """An index in memory: the corpus version it was built from, and its chunk ids in row order."""
+
+    version: int
+    retriever: Any
+    ids: list[str]
+
+    @cached_property
+    def by_deletion(self) -> dict[str, list[str]]:
+        """Every vocabulary term of `FUZZY_MIN_CHARS`+ letters, under itself and each one-letter deletion."""
+        index: dict[str, list[str]] = {}
+        for term in getattr(self.retriever, "vocab_dict", {}):
+            if len(term) >= FUZZY_MIN_CHARS and term.isalpha():
+                for key in {term, *_deletions(term)}:
+                    index.setdefault(key, []).append(term)
+        return index
+
+    def near_terms(self, token: str) -> list[str]:
+        """Vocabulary terms one edit (insert, delete, substitute, swap) away from `token`."""
+        candidates = {t for key in (token, *_deletions(token)) for t in self.by_deletion.get(key, ())}
+        return sorted(t for t in candidates if _one_edit_apart(token, t))
+
+
 class KeywordIndex:
-    """BM25 over every stored chunk; searched unfiltered, filtered by the caller."""
+    """BM25 over every stored chunk; searched unfiltered, filtered by the caller.
+
+    On disk, `folder/` holds versioned index folders and `current.json`, which names the one in use
+    with its corpus version. A rebuild writes a fresh folder (never one a reader may be loading),
+    then swaps the pointer atomically; old folders are removed after. Any number of processes and
+    threads may rebuild and search at once.
+    """
 
     def __init__(self, folder: Path) -> None:
         self.folder = folder
         self._lock = threading.Lock()
-        self._loaded: tuple[int, object, list[str]] | None = None
+        self._loaded: _Loaded | None = None
 
     def rebuild(self, store: VectorStore) -> None:
-        """Index the store's current chunks and save the index with the store's corpus version."""
+        """Index the store's current chunks and publish the index with the store's corpus version."""
+        with self._lock:
+            self._loaded = self._build(store)
+
+    def scores(self, store: VectorStore, question: str) -> dict[str, float]:
+        """id → BM25 score for every chunk sharing a token with `question` (score > 0)."""
+        index = self._current(store)
+        if not index.ids:
+            return {}
+        tokens = tokenize(question)
+        if not tokens:
+            return {}
+        raw = np.asarray(index.retriever.get_scores(tokens)) + _typo_scores(index, tokens)
+        return {index.ids[i]: float(raw[i]) for i in np.flatnonzero(raw > 0)}
+
+    def _current(self, store: VectorStore) -> _Loaded:
+        """The index of the store's current corpus version: in memory, published, or built now."""
+        version = store.corpus_version()
+        loaded = self._loaded
+        if loaded is not None and loaded.version == version:
+            return loaded
+        with self._lock:
+            loaded = self._loaded
+            if loaded is None or loaded.version != version:
+                published = self._load_published()
+                loaded = published if published and published.version == version else self._build(store)
+                self._loaded = loaded
+            return loaded
+
+    def _build(self, store: VectorStore) -> _Loaded:
         import bm25s
 
-        version = store.corpus_version()
+        version = store.corpus_version()  # read before the chunks: the index is never older than its stamp
         ids = sorted(store.list_ids())
         records = {r.id: r.text for r in store.get(ids)}
         retriever = bm25s.BM25()
         if ids:
             retriever.index([tokenize(records[i]) or ["∅"] for i in ids], show_progress=False)
-        tmp = self.folder.with_name(self.folder.name + ".tmp")
-        shutil.rmtree(tmp, ignore_errors=True)
-        tmp.mkdir(parents=True)
+        self.folder.mkdir(parents=True, exist_ok=True)
+        build = Path(tempfile.mkdtemp(prefix=_BUILDING, dir=self.folder))
         if ids:
-            retriever.save(str(tmp), show_progress=False)
-        (tmp / "ids.json").write_text(json.dumps({"corpus_version": version, "ids": ids}))
-        shutil.rmtree(self.folder, ignore_errors=True)
-        tmp.rename(self.folder)
-        with self._lock:
-            self._loaded = (version, retriever, ids)
+            retriever.save(str(build), show_progress=False)
+        (build / _IDS).write_text(json.dumps({"corpus_version": version, "ids": ids}))
+        self._publish(build, version, store)
+        return _Loaded(version, retriever, ids)
 
-    def scores(self, store: VectorStore, question: str) -> dict[str, float]:
-        """id → BM25 score for every chunk sharing a token with `question` (score > 0)."""
-        _, retriever, ids = self._current(store)
-        if not ids:
-            return {}
-        tokens = tokenize(question)
-        if not tokens:
-            return {}
-        raw = np.asarray(retriever.get_scores(tokens))  # type: ignore[attr-defined]
-        return {ids[i]: float(raw[i]) for i in np.flatnonzero(raw > 0)}
+    def _publish(self, build: Path, version: int, store: VectorStore) -> None:
+        """Point `current.json` at `build` unless a newer index of the store's version is already
+        there (a slower, older rebuild never replaces it); then remove every other index folder."""
+        with FileLock(self.folder / _LOCK):
+            pointer = _read_pointer(self.folder)
+            latest = store.corpus_version()
+            if pointer and pointer["corpus_version"] == latest != version:
+                shutil.rmtree(build, ignore_errors=True)
+                return
+            final = build.with_name(_PUBLISHED + build.name.removeprefix(_BUILDING))
+            build.rename(final)
+            tmp = self.folder / f"{_POINTER}.{final.name}"
+            tmp.write_text(json.dumps({"folder": final.name, "corpus_version": version}))
+            os.replace(tmp, self.folder / _POINTER)
+            _remove_all_but(self.folder, final.name)
 
-    def _current(self, store: VectorStore) -> tuple[int, object, list[str]]:
-        version = store.corpus_version()
-        with self._lock:
-            if self._loaded is not None and self._loaded[0] == version:
-                return self._loaded
-            loaded = self._load()
-            if loaded is not None and loaded[0] == version:
-                self._loaded = loaded
-                return loaded
-        self.rebuild(store)
-        assert self._loaded is not None
-        return self._loaded
+    def _load_published(self) -> _Loaded | None:
+        """The published index; read twice at most (a rebuild may remove it mid-read); None if absent."""
+        for _ in range(2):
+            try:
+                return self._load_pointed()
+            except (OSError, ValueError, KeyError):
+                continue
+        return None
 
-    def _load(self) -> tuple[int, object, list[str]] | None:
+    def _load_pointed(self) -> _Loaded | None:
         import bm25s
 
-        try:
-            meta = json.loads((self.folder / "ids.json").read_text())
-        except (OSError, json.JSONDecodeError):
+        pointer = _read_pointer(self.folder)
+        if pointer is None:
             return None
+        folder = self.folder / str(pointer["folder"])
+        meta = json.loads((folder / _IDS).read_text())
         ids = list(meta["ids"])
-        retriever = bm25s.BM25.load(str(self.folder), mmap=True, show_progress=False) if ids else bm25s.BM25()
-        return int(meta["corpus_version"]), retriever, ids
+        retriever = bm25s.BM25.load(str(folder), mmap=True, show_progress=False) if ids else bm25s.BM25()
+        return _Loaded(int(meta["corpus_version"]), retriever, ids)
+
+
+def _typo_scores(index: _Loaded, tokens: list[str]) -> np.ndarray | float:
+    """For each query token missing from the vocabulary (a typo, most often), the best BM25 score of
+    the vocabulary terms one edit away, weighted down by `FUZZY_WEIGHT`."""
+    vocabulary = getattr(index.retriever, "vocab_dict", {})
+    total: np.ndarray | float = 0.0
+    for token in tokens:
+        if token in vocabulary or len(token) < FUZZY_MIN_CHARS or not token.isalpha():
+            continue
+        near = index.near_terms(token)
+        if near:
+            best = np.max([np.asarray(index.retriever.get_scores([t])) for t in near], axis=0)
+            total = total + FUZZY_WEIGHT * best
+    return total
+
+
+def _deletions(term: str) -> set[str]:
+    return {term[:i] + term[i + 1 :] for i in range(len(term))}
+
+
+def _one_edit_apart(a: str, b: str) -> bool:
+    """Damerau-Levenshtein distance exactly 1 (insertion, deletion, substitution or adjacent swap)."""
+    if a == b or abs(len(a) - len(b)) > 1:
+        return False
+    start = next((i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b)))
+    if len(a) == len(b):
+        swapped = start + 1 < len(a) and a[start] == b[start + 1] and a[start + 1] == b[start]
+        return a[start + 1 :] == b[start + 1 :] or (swapped and a[start + 2 :] == b[start + 2 :])
+    longer, shorter = (a, b) if len(a) > len(b) else (b, a)
+    return longer[start + 1 :] == shorter[start:]
+
+
+FUZZY_MIN_CHARS = 4
+"""Query tokens (stemmed) this long or longer that the index lacks are matched one edit away."""
+FUZZY_WEIGHT = 0.5
+"""A near term scores at this share of an exact match."""
+
+_POINTER = "current.json"
+_LOCK = "publish.lock"
+_IDS = "ids.json"
+_BUILDING = "building-"
+_PUBLISHED = "index-"
+ABANDONED_BUILD_SECONDS = 3600
+"""A build folder untouched for this long belongs to a rebuild that crashed; it is removed."""
+
+
+def _read_pointer(folder: Path) -> dict[str, Any] | None:
+    try:
+        pointer = json.loads((folder / _POINTER).read_text())
+    except (OSError, json.JSONDecodeError):
+        return None
+    return pointer if isinstance(pointer, dict) else None
+
+
+def _remove_all_but(folder: Path, keep: str) -> None:
+    """Remove old index folders, files of the older single-folder layout and abandoned builds;
+    builds still in progress (recent `building-*`) are left alone."""
+    cutoff = time.time() - ABANDONED_BUILD_SECONDS
+    for entry in folder.iterdir():
+        if entry.name in (keep, _POINTER, _LOCK):
+            continue
+        if entry.name.startswith(_BUILDING) and entry.stat().st_mtime > cutoff:
+            continue
+        if entry.is_dir() and not entry.is_symlink():
+            shutil.rmtree(entry, ignore_errors=True)
+        else:
+            entry.unlink(missing_ok=True)
