@@ -25,7 +25,7 @@ from docubot.rag.answer import AskResult
 from docubot.rag.contract import Answer
 from docubot.rag.prompt import REFUSAL_TEXT
 from docubot.rag.question import EMPTY_QUESTION_TEXT
-from docubot.text import DEFAULT_LANGUAGE, detect_language
+from docubot.text import language_probabilities
 
 Ask = Callable[[str], AskResult]
 ANSWER_SHARES = (
@@ -204,7 +204,7 @@ def _judge(case: AnswerCase, result: AskResult) -> AnswerOutcome:
         forbidden_found=tuple(f for f in case.forbidden if states(text, f)),
         language_right=None
         if refused or case.lang not in ("ca", "es", "en")
-        else detect_language(result.answer.resposta, fallback=DEFAULT_LANGUAGE) == case.lang,
+        else _most_likely_language(result.answer.resposta) == case.lang,
         first_token_ms=first_token,
     )
 
@@ -227,3 +227,9 @@ def states(normalised_answer: str, label: str) -> bool:
 def _share(flags: Iterable[bool]) -> float:
     values = list(flags)
     return round(sum(values) / len(values), 4) if values else 0.0
+
+
+def _most_likely_language(text: str) -> str:
+    """The answer's most likely language, with no prior: the judge must not favour the docs' language."""
+    probabilities = language_probabilities(text)
+    return max(probabilities, key=probabilities.__getitem__)
