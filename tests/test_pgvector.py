@@ -22,7 +22,7 @@ from docubot.embed.e5 import E5Embedder
 from docubot.eval.retrieval import RetrievalReport, run_cases
 from docubot.eval.sets import load_retrieval_set
 from docubot.ingest.pipeline import IngestBusy, ingest
-from docubot.rag.retrieve import retrieve
+from docubot.rag.retrieve import Retriever
 from docubot.rag.threshold import refusal_threshold
 from docubot.store import StoreError, open_store
 from docubot.store.pgvector import HNSW_INDEX, PgVectorStore
@@ -67,8 +67,7 @@ def eval_retrieval(home: Path, database_url: str | None, monkeypatch: pytest.Mon
 
 def dense_report(settings: Settings, embedder: E5Embedder) -> RetrievalReport:
     with Database(settings) as db:
-        store = open_store(db)
-        return run_cases(load_retrieval_set(EVAL_SET), lambda q, k: retrieve(q, embedder, store, k))
+        return run_cases(load_retrieval_set(EVAL_SET), Retriever(embedder, open_store(db)))
 
 
 def test_eval_retrieval_and_refusals_are_the_same_on_both_backends(

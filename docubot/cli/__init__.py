@@ -15,6 +15,7 @@ from docubot.cli import logs as _logs
 from docubot.cli import search as _search
 from docubot.cli import serve as _serve
 from docubot.cli import sessions as _sessions
+from docubot.cli import store as _store
 
 app = typer.Typer(
     name="docubot",
@@ -33,6 +34,7 @@ _chat.register(app)
 _cache.register(app)
 _sessions.register(app)
 _serve.register(app)
+_store.register(app)
 _db.register(app)
 
 

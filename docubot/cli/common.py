@@ -8,6 +8,7 @@ from typing import Any, NoReturn
 import typer
 from rich.console import Console
 
+from docubot.components import Components
 from docubot.config import Settings
 
 console = Console()
@@ -19,6 +20,11 @@ def load_settings(**overrides: Any) -> Settings:
         return Settings().with_overrides(**overrides)
     except Exception as exc:  # pydantic ValidationError or a broken TOML file
         fail(f"invalid configuration: {exc}")
+
+
+def load_components(**overrides: Any) -> Components:
+    """The deployment's parts for these settings overrides; each is built when first used."""
+    return Components.from_settings(load_settings(**overrides))
 
 
 def fail(message: str, code: int = 2) -> NoReturn:

@@ -17,7 +17,6 @@ from pathlib import Path
 
 import numpy as np
 
-from docubot.cache.invalidation import corpus_changed
 from docubot.config import Settings
 from docubot.embed import Embedder
 from docubot.ingest.chunk import Chunk, ChunkLimits, chunk_page, slugify
@@ -29,6 +28,8 @@ from docubot.store import Record, VectorStore
 
 ProgressCallback = Callable[[int, int], None]
 """Called as (embedded so far, total to embed)."""
+CorpusListener = Callable[[int], None]
+"""Called with the new corpus version after a run changed the store."""
 
 OUTLIER_FACTOR = 4
 OUTLIER_MIN_CHUNKS = 8
@@ -99,12 +100,17 @@ def ingest(
     force: bool = False,
     dry_run: bool = False,
     progress: ProgressCallback | None = None,
+    corpus_listeners: Sequence[CorpusListener] = (),
 ) -> IngestReport:
-    """Bring the store in line with `folder`. Raises IngestError subclasses when refused."""
+    """Bring the store in line with `folder`. Raises IngestError subclasses when refused.
+    `corpus_listeners` are called with the new corpus version when the store changed (the
+    deployment's: `Components.corpus_listeners`, which evict stale cached answers)."""
     settings.home.mkdir(parents=True, exist_ok=True)
     try:
         with ingest_lock(settings):
-            return _ingest_locked(folder, settings, store, embedder, force, dry_run, progress)
+            return _ingest_locked(
+                folder, settings, store, embedder, force, dry_run, progress, corpus_listeners
+            )
     except LockHeld as exc:
         raise IngestBusy(f"another ingest is running on {exc}; wait for it to finish") from exc
 
@@ -117,6 +123,7 @@ def _ingest_locked(
     force: bool,
     dry_run: bool,
     progress: ProgressCallback | None,
+    corpus_listeners: Sequence[CorpusListener],
 ) -> IngestReport:
     report = IngestReport(dry_run=dry_run)
     page_files, report.skipped = find_pages(folder)
@@ -159,7 +166,8 @@ def _ingest_locked(
             plan.orphans,
         )
         KeywordIndex(settings.keyword_index_dir).rebuild(store)
-        corpus_changed(settings, report.corpus_version)
+        for listener in corpus_listeners:
+            listener(report.corpus_version)
     else:
         report.corpus_version = store.corpus_version()
     return report
