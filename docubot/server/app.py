@@ -26,6 +26,7 @@ from docubot.ingest.pipeline import IngestError, ingest
 from docubot.rag.answer import DocuBot, EmptyStoreError, QuestionError, TurnContext
 from docubot.rag.retrieve import LATEST
 from docubot.server.limits import BodyLimit
+from docubot.server.openai_api import openai_router
 from docubot.server.sse import TextSink, stream_job
 from docubot.server.users import User, UserStore
 from docubot.sessions import InvalidSessionId, SessionBusy, SessionManager, SessionNotFound
@@ -168,6 +169,7 @@ def create_app(settings: Settings, bot: DocuBot | None = None) -> FastAPI:
         )
         return report.summary()
 
+    app.include_router(openai_router(bot, sessions, current_user, _error_event))
     return app
 
 
