@@ -6,16 +6,17 @@ conversation's history (system messages are ignored: DocuBot keeps its own). Wit
 `X-DocuBot-Session: <id>` the last user message is sent to that stored session instead. The answer
 text ends with a "Fonts:" block of markdown links; the whole contract travels in the extra `docubot`
 field of the response (streaming: of the final chunk).
-"""
 
-from __future__ import annotations
+Annotations here are evaluated when defined (no `from __future__ import annotations`): the routes
+are closures over the app's auth dependency, which FastAPI must see as a real `Annotated` type.
+"""
 
 import json
 import time
 import uuid
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from contextlib import aclosing
-from typing import Any, Literal
+from typing import Annotated, Any, Literal, cast
 
 from fastapi import APIRouter, Depends, Header, HTTPException
 from fastapi.responses import StreamingResponse
@@ -59,9 +60,10 @@ def openai_router(
     `current_user` is the app's bearer-key dependency; `error_event` maps an exception raised
     mid-stream to `{"error": message, "status": code}`."""
     router = APIRouter(prefix="/v1", tags=["OpenAI-compatible"])
+    authenticated = Annotated[User, Depends(current_user)]
 
     @router.get("/models")
-    def models(user: User = Depends(current_user)) -> dict[str, Any]:
+    def models(user: authenticated) -> dict[str, Any]:
         """The one model: DocuBot answering from the ingested docs."""
         return {
             "object": "list",
@@ -71,8 +73,8 @@ def openai_router(
     @router.post("/chat/completions", response_model=None)
     def chat_completions(
         body: ChatCompletionBody,
-        user: User = Depends(current_user),
-        session: str | None = Header(None, alias=SESSION_HEADER),
+        user: authenticated,
+        session: Annotated[str | None, Header(alias=SESSION_HEADER)] = None,
     ) -> dict[str, Any] | StreamingResponse:
         """Answer the last user message; history from the request or from the bound session."""
         history, question = split_messages(body.messages)
@@ -155,7 +157,8 @@ def _contract(result: AskResult) -> dict[str, Any]:
 
 def _usage(result: AskResult) -> dict[str, int]:
     tokens_in, tokens_out = result.usage.input_tokens, result.usage.output_tokens
-    return {"prompt_tokens": tokens_in, "completion_tokens": tokens_out, "total_tokens": tokens_in + tokens_out}
+    total = tokens_in + tokens_out
+    return {"prompt_tokens": tokens_in, "completion_tokens": tokens_out, "total_tokens": total}
 
 
 def _completion(result: AskResult, completion_id: str) -> dict[str, Any]:
@@ -199,7 +202,8 @@ async def _chunks(
         return {}
 
     yield _chunk(completion_id, {"role": "assistant", "content": ""})
-    async with aclosing(stream_job(job, error_event)) as events:
+    events = cast(AsyncGenerator[str, None], stream_job(job, error_event))  # closed: the worker stops
+    async with aclosing(events):
         async for raw in events:
             kind, data = _parse_event(raw)
             if kind == "token":
