@@ -9,6 +9,7 @@ from docubot.cli import cache as _cache
 from docubot.cli import chat as _chat
 from docubot.cli import cost as _cost
 from docubot.cli import eval as _eval
+from docubot.cli import gaps as _gaps
 from docubot.cli import ingest as _ingest
 from docubot.cli import logs as _logs
 from docubot.cli import search as _search
@@ -32,6 +33,7 @@ _chat.register(app)
 _cache.register(app)
 _sessions.register(app)
 _serve.register(app)
+_gaps.register(app)
 
 
 def main() -> None:
