@@ -58,7 +58,10 @@ TOPICS: dict[str, list[str]] = {
         "Les meves dades surten de la UE?",
     ],
 }
-LOW_CONFIDENCE = ["Com es configura el tema fosc de la interfície?", "Es pot posar la interfície en mode fosc?"]
+LOW_CONFIDENCE = [
+    "Com es configura el tema fosc de la interfície?",
+    "Es pot posar la interfície en mode fosc?",
+]
 NOW = time.time()
 
 
@@ -143,7 +146,9 @@ def test_clustering_purity_on_the_real_embeddings(embedder) -> None:
     purity = sum(Counter(labels[i] for i in g).most_common(1)[0][1] for g in groups) / len(labels)
     assert purity >= 0.95
     assert sorted({Counter(labels[i] for i in g).most_common(1)[0][0] for g in groups[:4]}) == sorted(TOPICS)
-    assert all(labels[medoid(vectors, g)] == Counter(labels[i] for i in g).most_common(1)[0][0] for g in groups)
+    assert all(
+        labels[medoid(vectors, g)] == Counter(labels[i] for i in g).most_common(1)[0][0] for g in groups
+    )
 
 
 def test_clustering_stops_at_the_threshold() -> None:

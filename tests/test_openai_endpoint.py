@@ -177,3 +177,12 @@ def test_a_session_header_answers_in_that_stored_session(server: Server) -> None
             messages=[{"role": "user", "content": PDF}],
             extra_headers={"X-DocuBot-Session": "s_" + "0" * 20},
         )
+
+
+def test_the_api_docs_load_nothing_from_the_internet(server: Server) -> None:
+    page = httpx.get(f"{server.url}/docs")
+    assert page.status_code == 200 and "swagger-ui-bundle.js" in page.text
+    assert "http://" not in page.text and "https://" not in page.text and "//cdn" not in page.text
+    for asset in ("swagger-ui-bundle.js", "swagger-ui.css"):
+        assert httpx.get(f"{server.url}/docs/assets/{asset}").status_code == 200
+    assert httpx.get(f"{server.url}/openapi.json").json()["paths"]["/v1/chat/completions"]

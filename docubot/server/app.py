@@ -26,6 +26,7 @@ from docubot.ingest.pipeline import IngestError, ingest
 from docubot.rag.answer import DocuBot, EmptyStoreError, QuestionError, TurnContext
 from docubot.rag.retrieve import LATEST
 from docubot.server.limits import BodyLimit
+from docubot.server.offline_docs import serve_docs_offline
 from docubot.server.openai_api import openai_router
 from docubot.server.sse import TextSink, stream_job
 from docubot.server.users import User, UserStore
@@ -170,6 +171,7 @@ def create_app(settings: Settings, bot: DocuBot | None = None) -> FastAPI:
         return report.summary()
 
     app.include_router(openai_router(bot, sessions, current_user, _error_event))
+    serve_docs_offline(app)
     return app
 
 
