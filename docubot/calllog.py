@@ -137,6 +137,12 @@ class CallLog:
         with self.db.write() as conn:
             return int(conn.execute(delete(calls).where(calls.c.user == user)).rowcount or 0)
 
+    def delete_expired(self, session_ids: list[str], before: float) -> int:
+        """Erase the calls of `session_ids` and every call made before `before` (retention)."""
+        with self.db.write() as conn:
+            condition = (calls.c.ts <= before) | calls.c.session_id.in_(session_ids)
+            return int(conn.execute(delete(calls).where(condition)).rowcount or 0)
+
 
 def _count_where(condition: ColumnElement[bool]) -> ColumnElement[int]:
     return func.coalesce(func.sum(case((condition, 1), else_=0)), 0)

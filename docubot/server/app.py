@@ -2,11 +2,13 @@
 
 Every endpoint but `/v1/health`, the page and the docs needs `Authorization: Bearer <key>`; the key
 names the user, and nothing in a request body or URL can claim another identity. Errors are JSON
-`{"error": "..."}` with the matching status.
+`{"error": "..."}` with the matching status; an unexpected one is logged with the request id, which
+the client gets too (`request_id`, and the `X-Request-ID` header of every response).
 """
 
 from __future__ import annotations
 
+import logging
 from importlib.resources import files
 from pathlib import Path
 from typing import Annotated, Any
@@ -17,6 +19,7 @@ from fastapi.responses import FileResponse, JSONResponse, Response, StreamingRes
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from fastapi.staticfiles import StaticFiles
 from pydantic import BaseModel, Field
+from sqlalchemy.exc import OperationalError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from docubot.chat.policies import PolicyError
@@ -24,16 +27,20 @@ from docubot.config import Settings
 from docubot.ingest.files import DocsFolderError
 from docubot.ingest.pipeline import IngestError, ingest
 from docubot.rag.answer import DocuBot, EmptyStoreError, QuestionError, TurnContext
+from docubot.rag.question import checked_question
 from docubot.rag.retrieve import LATEST
+from docubot.server.headers import SecurityHeaders, request_id, response_headers
 from docubot.server.limits import BodyLimit
 from docubot.server.offline_docs import serve_docs_offline
 from docubot.server.openai_api import openai_router
 from docubot.server.sse import TextSink, stream_job
 from docubot.server.users import User, UserStore
 from docubot.sessions import InvalidSessionId, SessionBusy, SessionManager, SessionNotFound
+from docubot.store.base import EmbeddingModelMismatch, StoreError
 
 STATIC = Path(str(files("docubot.server") / "static"))
 _bearer = HTTPBearer(auto_error=False)
+log = logging.getLogger(__name__)
 
 
 def current_user(
@@ -78,7 +85,10 @@ _ERRORS: dict[type[Exception], int] = {
     SessionBusy: 409,
     IngestError: 409,
     DocsFolderError: 400,
+    EmbeddingModelMismatch: 503,  # before StoreError: the first match wins
+    StoreError: 422,  # e.g. an unknown filter field
 }
+"""Errors whose message is meant for the client, and their status."""
 
 
 def create_app(settings: Settings, bot: DocuBot | None = None) -> FastAPI:
@@ -88,9 +98,17 @@ def create_app(settings: Settings, bot: DocuBot | None = None) -> FastAPI:
     app = FastAPI(title="DocuBot", version="1", description="Answers from your documentation, with sources.")
     app.state.users = UserStore(bot.db)
     app.add_middleware(BodyLimit, max_bytes=settings.max_request_bytes)
+    app.add_middleware(SecurityHeaders)
 
     for error, status in _ERRORS.items():
         app.add_exception_handler(error, _json_error(status))
+
+    @app.exception_handler(Exception)
+    async def unexpected(request: Request, exc: Exception) -> JSONResponse:
+        """Runs outside the middleware stack: adds the headers the middleware would have."""
+        rid, path = request_id(request), request.url.path
+        body = _error_body(exc, rid, f"{request.method} {path}")
+        return JSONResponse(body, _server_status(exc), headers=response_headers(path, rid))
 
     @app.exception_handler(StarletteHTTPException)
     async def http_error(_: Request, exc: StarletteHTTPException) -> JSONResponse:
@@ -143,16 +161,23 @@ def create_app(settings: Settings, bot: DocuBot | None = None) -> FastAPI:
         return Response(status_code=204)
 
     @app.post("/v1/sessions/{session_id}/messages")
-    def send_message(session_id: str, body: MessageBody, user: Authenticated) -> StreamingResponse:
+    def send_message(
+        session_id: str, body: MessageBody, user: Authenticated, request: Request
+    ) -> StreamingResponse:
         """Streams `status` and `token` events, then `done` with the contract, sources and turn."""
-        info = sessions.get(user.name, session_id)  # 404 before the stream starts
+        sessions.get(user.name, session_id)  # 404 and 400 before the stream starts
+        checked_question(body.content, settings.max_question_chars)
+        rid = request_id(request)
 
         def answer(on_text: TextSink, on_status: TextSink) -> dict[str, Any]:
-            result = sessions.send(user.name, session_id, body.content, on_text=on_text, on_status=on_status)
-            return {**result.to_dict(), "turn": sessions.get(user.name, info.id).turns}
+            done = sessions.answer(user.name, session_id, body.content, on_text=on_text, on_status=on_status)
+            return {**done.result.to_dict(), "turn": done.turn}
+
+        def failed(exc: BaseException) -> dict[str, Any]:
+            return _error_event(exc, rid, f"turn in session {session_id}")
 
         return StreamingResponse(
-            stream_job(answer, _error_event),
+            stream_job(answer, failed),
             media_type="text/event-stream",
             headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
         )
@@ -182,7 +207,22 @@ def _json_error(status: int) -> Any:
     return handle
 
 
-def _error_event(exc: BaseException) -> dict[str, Any]:
-    status = next((code for kind, code in _ERRORS.items() if isinstance(exc, kind)), 500)
-    message = str(exc) if status != 500 else f"internal error: {type(exc).__name__}"
-    return {"error": message, "status": status}
+def _error_event(exc: BaseException, rid: str, what: str) -> dict[str, Any]:
+    """The `error` event of a failed stream: a known error's message, else an id to quote (logged)."""
+    status = next((code for kind, code in _ERRORS.items() if isinstance(exc, kind)), None)
+    if status is not None:
+        log.info("request %s: %s failed: %s", rid, what, exc)
+        return {"error": str(exc), "status": status, "request_id": rid}
+    return {**_error_body(exc, rid, what), "status": _server_status(exc)}
+
+
+def _error_body(exc: BaseException, rid: str, what: str) -> dict[str, Any]:
+    """Log a server-side failure with its traceback; the client gets only the id to quote."""
+    log.error("request %s: %s failed", rid, what, exc_info=exc)
+    reason = "the database is unavailable; try again" if _server_status(exc) == 503 else "internal error"
+    return {"error": f"{reason} (request id {rid})", "request_id": rid}
+
+
+def _server_status(exc: BaseException) -> int:
+    """503 when the database is locked, full or unreachable (worth a retry), else 500."""
+    return 503 if isinstance(exc, OperationalError) else 500

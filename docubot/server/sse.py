@@ -42,6 +42,8 @@ async def stream_job(job: Job, error_event: Callable[[BaseException], dict[str, 
         return put
 
     def run() -> None:
+        if gone.is_set():  # the stream closed (client gone, server stopping) before a worker was free
+            return
         try:
             final = ("done", job(sink("token"), sink("status")))
         except ClientGone:

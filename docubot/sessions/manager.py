@@ -25,6 +25,8 @@ from typing import Any
 
 from sqlalchemy import Connection, delete, insert, select, update
 
+from docubot.cache.answers import erase_sessions, evict_expired
+from docubot.calllog import CallLog
 from docubot.chat.conversation import DEFAULT_POLICY, Conversation, TurnUsage, make_policy
 from docubot.chat.policies import ConversationState
 from docubot.chat.profile import Fact, UserProfile
@@ -60,6 +62,14 @@ class SessionInfo:
     expires_at: float
     turns: int
     policy: str
+
+
+@dataclass(frozen=True)
+class AnsweredTurn:
+    """An answer and the turn number it was committed as."""
+
+    result: AskResult
+    turn: int
 
 
 @dataclass(frozen=True)
@@ -145,6 +155,17 @@ class SessionManager:
         on_status: Callable[[str], None] | None = None,
     ) -> AskResult:
         """Answer `text` in the session and store the turn; nothing is stored if anything fails."""
+        return self.answer(user, session_id, text, on_text, on_status).result
+
+    def answer(
+        self,
+        user: str,
+        session_id: str,
+        text: str,
+        on_text: Callable[[str], None] | None = None,
+        on_status: Callable[[str], None] | None = None,
+    ) -> AnsweredTurn:
+        """`send`, also returning the turn number the answer was committed as."""
         validated(session_id)
         with self._lock_for(session_id):
             for _ in range(COMMIT_ATTEMPTS):
@@ -156,21 +177,25 @@ class SessionManager:
                     self._forget(session_id)
                     raise
                 if self._commit(conversation, base_turns, facts_before, text, result):
-                    return result
-                self._forget(session_id)  # another process appended a turn: answer on the new history
-                on_text = None  # the client already has this answer's text streaming
+                    return AnsweredTurn(result, base_turns + 1)
+                self._forget(session_id)
+                self._unless_erased(user, session_id)
+                on_text = None  # another process appended a turn: answer again on the new history
                 time.sleep(random.uniform(0, 0.05))
         raise SessionBusy(f"session {session_id} kept changing under this answer; try again")
 
     # -- retention and privacy ------------------------------------------------------------------
     def purge_expired(self, now: float | None = None) -> int:
-        """Hard-delete every session past its expiry; returns how many."""
+        """Hard-delete every session past its expiry, with every copy of its text (call-log rows,
+        cached answers), and every call-log row and cached answer older than the session TTL;
+        returns how many sessions went."""
         moment = time.time() if now is None else now
         with self.db.write() as conn:
             ids = list(conn.execute(select(sessions.c.id).where(sessions.c.expires_at <= moment)).scalars())
             _delete_sessions(conn, ids)
         for session_id in ids:
             self._drop(session_id)
+        self._erase_copies(ids, before=moment - self.ttl_s)
         return len(ids)
 
     def delete_user(self, user: str) -> dict[str, int]:
@@ -184,8 +209,6 @@ class SessionManager:
 
     def export_user(self, user: str) -> dict[str, Any]:
         """Everything stored about `user`, as JSON-ready data."""
-        from docubot.calllog import CallLog
-
         exported = []
         with self.db.read() as conn:
             rows = conn.execute(select(sessions).where(sessions.c.user == user)).mappings().all()
@@ -205,6 +228,25 @@ class SessionManager:
         return {"user": user, "exported_at": time.time(), "sessions": exported, "calls": calls}
 
     # -- internals ------------------------------------------------------------------------------
+    def _unless_erased(self, user: str, session_id: str) -> None:
+        """After a failed commit: if the session was erased while answering, erase what this answer
+        wrote meanwhile (its call-log row, its cached answer) and raise SessionNotFound."""
+        with self.db.read() as conn:
+            found = conn.execute(
+                select(sessions.c.id).where(sessions.c.id == session_id, sessions.c.user == user)
+            ).first()
+        if found is None:
+            self._erase_copies([session_id])
+            self._drop(session_id)
+            raise SessionNotFound(f"no session {session_id}")
+
+    def _erase_copies(self, session_ids: builtins.list[str], before: float = 0.0) -> None:
+        """Delete the call-log rows and cached answers of `session_ids`, and those made before `before`."""
+        CallLog(self.db).delete_expired(session_ids, before)
+        erase_sessions(self.db, session_ids)
+        if before > 0:
+            evict_expired(self.db, created_before=before)
+
     def _row(self, conn: Connection, user: str, session_id: str) -> Any:
         validated(session_id)
         row = (
