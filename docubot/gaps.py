@@ -23,6 +23,7 @@ from sqlalchemy import inspect, or_, select
 from docubot.calllog import calls
 from docubot.db import Database
 from docubot.embed import Embedder
+from docubot.rag.question import EMPTY_QUESTION_OUTCOME
 from docubot.store import VectorStore
 
 REFUSED_OUTCOMES = ("refused", "refused_by_model")
@@ -83,6 +84,7 @@ def gap_questions(db: Database, since: float) -> tuple[list[GapQuestion], dict[s
             select(calls.c.question, calls.c.ts, calls.c.outcome, calls.c.answer)
             .where(
                 calls.c.ts >= since,
+                calls.c.outcome != EMPTY_QUESTION_OUTCOME,  # "?" is no gap in the docs
                 or_(calls.c.outcome.in_(REFUSED_OUTCOMES), calls.c.answer.contains(LOW_CONFIDENCE)),
             )
             .order_by(calls.c.ts.desc())

@@ -91,6 +91,7 @@ def seed(home: Path) -> None:
     records += [call(q, "answered", "baixa", hours_ago=0.5) for q in LOW_CONFIDENCE]
     records += [
         call("Com exporto un informe a PDF?", "answered", "alta", hours_ago=1),  # answered well
+        call("?", "empty_question", "baixa", hours_ago=1),  # content-free: no gap in the docs
         call("Com exporto a Excel?", "refused", "baixa", hours_ago=40 * 24),  # older than 30 days
         call("Quina és la recepta de la paella?", "refused", "baixa", hours_ago=2, user="eva"),
     ]

@@ -18,14 +18,16 @@ from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from contextlib import aclosing
 from typing import Annotated, Any, Literal, cast
 
-from fastapi import APIRouter, Depends, Header, HTTPException
+from fastapi import APIRouter, Depends, Header, HTTPException, Request
 from fastapi.responses import StreamingResponse
 from pydantic import BaseModel, ConfigDict
 
 from docubot.chat.conversation import Conversation
 from docubot.chat.policies import ConversationState
 from docubot.llm import Message
-from docubot.rag.answer import AskResult, DocuBot, QuestionError, Source
+from docubot.rag.answer import AskResult, DocuBot, Source
+from docubot.rag.question import checked_question
+from docubot.server.headers import request_id
 from docubot.server.sse import TextSink, stream_job
 from docubot.server.users import User
 from docubot.sessions import SessionManager
@@ -53,12 +55,12 @@ def openai_router(
     bot: DocuBot,
     sessions: SessionManager,
     current_user: Callable[..., User],
-    error_event: Callable[[BaseException], dict[str, Any]],
+    error_event: Callable[[BaseException, str, str], dict[str, Any]],
 ) -> APIRouter:
     """The `/v1/chat/completions` and `/v1/models` routes over the app's bot and sessions.
 
-    `current_user` is the app's bearer-key dependency; `error_event` maps an exception raised
-    mid-stream to `{"error": message, "status": code}`."""
+    `current_user` is the app's bearer-key dependency; `error_event(exc, request id, what)` maps an
+    exception raised mid-stream to `{"error": message, "status": code, …}`."""
     router = APIRouter(prefix="/v1", tags=["OpenAI-compatible"])
     authenticated = Annotated[User, Depends(current_user)]
 
@@ -74,15 +76,12 @@ def openai_router(
     def chat_completions(
         body: ChatCompletionBody,
         user: authenticated,
+        request: Request,
         session: Annotated[str | None, Header(alias=SESSION_HEADER)] = None,
     ) -> dict[str, Any] | StreamingResponse:
         """Answer the last user message; history from the request or from the bound session."""
         history, question = split_messages(body.messages)
-        if len(question) > bot.settings.max_question_chars:  # 400 before the stream starts
-            raise QuestionError(
-                f"the question is {len(question)} characters long; the limit is "
-                f"{bot.settings.max_question_chars} (DOCUBOT_MAX_QUESTION_CHARS)"
-            )
+        checked_question(question, bot.settings.max_question_chars)  # 400 before the stream starts
         if session is not None:
             sessions.get(user.name, session)  # 404 before anything runs or streams
 
@@ -94,8 +93,13 @@ def openai_router(
 
         completion_id = f"chatcmpl-{uuid.uuid4().hex}"
         if body.stream:
+            rid = request_id(request)
+
+            def failed(exc: BaseException) -> dict[str, Any]:
+                return error_event(exc, rid, f"chat completion {completion_id}")
+
             return StreamingResponse(
-                _chunks(answer, completion_id, error_event),
+                _chunks(answer, completion_id, failed),
                 media_type="text/event-stream",
                 headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
             )
