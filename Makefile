@@ -31,7 +31,7 @@ $(LLAMA_WHEEL):
 
 $(VENV)/.installed: pyproject.toml $(LLAMA_WHEEL)
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install -q --find-links $(WHEELHOUSE) -e '.[local,openai,anthropic,eval,server,postgres,dev]'
+	$(PY) -m pip install -q --find-links $(WHEELHOUSE) -e '.[local,openai,anthropic,eval,server,postgres,chroma,dev]'
 	touch $@
 
 system-deps:

@@ -2,7 +2,8 @@
 
 1. Concurrent streaming sessions held by one server process (real uvicorn, the extractive `none`
    provider so the model does not dominate): N clients at once each create a session and stream
-   one answer; time to first byte and total, p50/p95, and errors, for N = 25, 50, 100, 200.
+   one answer; time to first byte and total, p50/p95, and errors, for N = 25, 100, 200, 500 on the
+   embedded SQLite default, then N = 500 on PostgreSQL as the baseline (ratio printed).
 2. Turns persisted per second by the session manager on SQLite and on PostgreSQL (a throw-away
    local server), with 1 and 8 threads, same questions, same process; the ratio between backends.
 """
@@ -56,7 +57,7 @@ async def one_client(client: httpx.AsyncClient, n: int) -> tuple[float, float]:
 async def wave(url: str, key: str, clients: int) -> tuple[list[float], list[float], int]:
     limits = httpx.Limits(max_connections=clients)
     headers = {"Authorization": f"Bearer {key}"}
-    async with httpx.AsyncClient(base_url=url, headers=headers, timeout=120, limits=limits) as client:
+    async with httpx.AsyncClient(base_url=url, headers=headers, timeout=300, limits=limits) as client:
         results = await asyncio.gather(
             *(one_client(client, n) for n in range(clients)), return_exceptions=True
         )
@@ -68,14 +69,16 @@ def p(values: list[float], q: float) -> float:
     return statistics.quantiles(values, n=100)[q - 1] if len(values) > 1 else values[0]
 
 
-def streaming(settings: Settings, embedder: E5Embedder) -> None:
+def streaming(settings: Settings, embedder: E5Embedder, waves: tuple[int, ...]) -> dict[int, float]:
+    """Each wave's TTFB p95 in seconds, printed as a table row per wave."""
     bot = DocuBot(settings, embedder=embedder, chat_model=None)
     _, key = UserStore(bot.db).add("bench")
     app = create_app(settings, bot)
     with serving(app) as url:
         asyncio.run(wave(url, key, 5))  # warm up
         print("concurrent streams | TTFB p50 / p95 | total p50 / p95 | errors | wall")
-        for clients in (25, 50, 100, 200):
+        p95: dict[int, float] = {}
+        for clients in waves:
             start = time.perf_counter()
             ttfb, total, errors = asyncio.run(wave(url, key, clients))
             wall = time.perf_counter() - start
@@ -83,6 +86,8 @@ def streaming(settings: Settings, embedder: E5Embedder) -> None:
                 f"{clients:18d} | {p(ttfb, 50) * 1000:6.0f} / {p(ttfb, 95) * 1000:6.0f} ms "
                 f"| {p(total, 50) * 1000:6.0f} / {p(total, 95) * 1000:6.0f} ms | {errors:6d} | {wall:5.1f} s"
             )
+            p95[clients] = p(ttfb, 95)
+    return p95
 
 
 def persisted_per_second(settings: Settings, embedder: E5Embedder, threads: int, turns: int = 96) -> float:
@@ -101,12 +106,16 @@ def main() -> None:
         base = Settings(home=Path(tmp), llm="none", cache_enabled=False)
         embedder = E5Embedder()
         ingest(ROOT / "examples" / "docs_nubelia", base, DocuBot(base, embedder=embedder).store, embedder)
-        streaming(base, embedder)
-        print("\nturns persisted per second (extractive answers: retrieval + one transaction per turn)")
+        print("SQLite (embedded default)")
+        on_sqlite = streaming(base, embedder, (25, 100, 200, 500))
         with postgres_server() as pg_url:
             on_postgres = base.with_overrides(database_url=pg_url)
             store = DocuBot(on_postgres, embedder=embedder).store
             ingest(ROOT / "examples" / "docs_nubelia", on_postgres, store, embedder)
+            print("PostgreSQL (baseline)")
+            on_pg = streaming(on_postgres, embedder, (500,))
+            print(f"500 streams, TTFB p95 SQLite/PostgreSQL x{on_sqlite[500] / on_pg[500]:.2f}")
+            print("\nturns persisted per second (extractive answers: retrieval + one transaction per turn)")
             for threads in (1, 8):
                 sqlite = persisted_per_second(base, embedder, threads)
                 postgres = persisted_per_second(on_postgres, embedder, threads)

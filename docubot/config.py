@@ -49,6 +49,13 @@ class Settings(BaseSettings):
     embed_send_input_type: bool = False
     embed_batch_size: int = Field(32, ge=1)
 
+    # Vector store (chunks and their vectors)
+    vector_store: Literal["sqlite", "chroma"] = Field(
+        "sqlite", description="sqlite: the data folder's database; chroma: a Chroma folder or server."
+    )
+    chroma_path: Path | None = Field(None, description="Embedded Chroma's folder (default <home>/chroma).")
+    chroma_url: str | None = Field(None, description="A Chroma server, e.g. http://127.0.0.1:8000.")
+
     # Chunking and ingestion
     chunk_tokens: int = Field(300, ge=64, description="Target size of a chunk, breadcrumb included.")
     chunk_overlap_tokens: int = Field(60, ge=0)
@@ -122,6 +129,10 @@ class Settings(BaseSettings):
     def db_path(self) -> Path:
         """The one SQLite file holding chunks, vectors, the call log and caches."""
         return self.home / "docubot.db"
+
+    @property
+    def chroma_dir(self) -> Path:
+        return self.chroma_path or self.home / "chroma"
 
     @property
     def keyword_index_dir(self) -> Path:

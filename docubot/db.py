@@ -58,6 +58,8 @@ class Database:
     def __init__(self, settings: Settings) -> None:
         from docubot.migrations import upgrade
 
+        self.settings = settings
+        """What it was opened with; `open_store(db)` reads the vector-store choice from it."""
         self.url = database_url(settings)
         self.is_sqlite = self.url.startswith("sqlite")
         self.engine = _sqlite_engine(self.url) if self.is_sqlite else _postgres_engine(self.url)

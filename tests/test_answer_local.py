@@ -11,7 +11,7 @@ import pytest
 
 from docubot.rag.answer import DocuBot
 from docubot.rag.prompt import REFUSAL_TEXT
-from docubot.rag.text import fold
+from docubot.text import fold
 
 pytestmark = pytest.mark.llm
 

@@ -7,7 +7,7 @@ import pytest
 from docubot.chat.conversation import Conversation
 from docubot.config import Settings
 from docubot.rag.answer import DocuBot
-from docubot.rag.text import fold
+from docubot.text import fold
 from tests.corpus_fixtures import MODELS_DIR
 
 pytestmark = pytest.mark.llm

@@ -1,4 +1,4 @@
-"""BM25 keyword search and hybrid fusion: tokenization, index lifecycle, filters, modes."""
+"""BM25 keyword search and hybrid fusion: index lifecycle, languages, typos, filters, modes."""
 
 from __future__ import annotations
 
@@ -9,18 +9,9 @@ import pytest
 from docubot.config import Settings
 from docubot.db import Database
 from docubot.ingest.pipeline import ingest
-from docubot.rag.keyword import KeywordIndex, tokenize
+from docubot.rag.keyword import KeywordIndex
 from docubot.rag.retrieve import reciprocal_rank_fusion, retrieve
 from docubot.store.sql import SQLStore
-
-
-def test_tokens_are_stemmed_folded_and_free_of_stopwords() -> None:
-    assert tokenize("Com exporto les contrasenyes?", "ca") == tokenize("exportar contrasenya", "ca")
-    assert "de" not in tokenize("la configuració de l'espai", "ca")
-    assert tokenize("Configuració", "ca") == tokenize("configuracio", "ca")
-    assert tokenize("¿Cómo cambio la contraseña?") == tokenize("cambio contraseñas", "es")
-    assert tokenize("removing members", "en") == tokenize("remove member", "en")
-    assert tokenize("col·laboradors", "ca") == tokenize("collaboradors", "ca")
 
 
 def test_rrf_prefers_what_both_rankings_agree_on() -> None:
@@ -103,3 +94,33 @@ def test_typos_in_query_terms_still_find_the_page_at_a_lower_score(tmp_path, emb
     assert set(near) == set(exact) and 0 < max(near.values()) < max(exact.values())
     assert index.scores(store, "Xerofita") == {}  # nothing within one edit
     db.close()
+
+
+def test_a_corpus_in_english_is_searched_in_english(tmp_path, embedder) -> None:
+    """Chunks and questions are stemmed in their own language, and a question that does not settle it
+    is taken for the corpus's majority language (it used to be Catalan, whatever the corpus)."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "projects.md").write_text(
+        "# Projects\n\n## Archiving a project\n\nTo archive a finished project, open its settings "
+        "and choose Archive. Archived projects stay searchable and can be restored at any time.\n"
+    )
+    (docs / "billing.md").write_text(
+        "# Billing\n\n## Invoices\n\nEvery invoice is sent by email on the first day of the month. "
+        "You can download past invoices from the billing page.\n"
+    )
+    settings = Settings(home=tmp_path / "home")
+    db = Database(settings)
+    store = SQLStore(db)
+    ingest(docs, settings, store, embedder)
+    index = KeywordIndex(settings.keyword_index_dir)
+    assert index.language(store) == "en"
+    assert index.scores(store, "archiving")  # 'archiv' as in the chunk, not the Catalan 'archiving'
+    assert KeywordIndex(settings.keyword_index_dir).language(store) == "en"  # published with the index
+    db.close()
+
+
+def test_the_sample_corpus_is_catalan(sample_settings) -> None:
+    store = SQLStore(Database(sample_settings))
+    assert KeywordIndex(sample_settings.keyword_index_dir).language(store) == "ca"
+    store.close()

@@ -15,8 +15,7 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-from docubot.rag.keyword import tokenize
-from docubot.rag.text import detect_language, fold
+from docubot.text import fold, language_probabilities, tokenize
 
 _NEGATIONS = frozenset(
     fold(w)
@@ -54,6 +53,9 @@ _SYNONYMS = [
 """Groups of words that ask the same thing in a support question (stems compared)."""
 
 
+_SURE_LANGUAGE = 0.9
+
+
 @dataclass(frozen=True)
 class GateVerdict:
     passed: bool
@@ -62,7 +64,8 @@ class GateVerdict:
 
 def lexical_gate(a: str, b: str) -> GateVerdict:
     """Whether `a` and `b` ask the same thing as far as their words can tell (see the module doc)."""
-    if detect_language(a) != detect_language(b):
+    language, other = _languages(a, b)
+    if other is not None:
         return GateVerdict(False, "different languages")
     words_a, words_b = _words(a), _words(b)
     if (words_a & _NEGATIONS) != (words_b & _NEGATIONS):
@@ -71,10 +74,26 @@ def lexical_gate(a: str, b: str) -> GateVerdict:
         return GateVerdict(False, "different numbers")
     if not (_names_found(_names(a), words_b) and _names_found(_names(b), words_a)):
         return GateVerdict(False, "different names")
-    left, right = _unmatched(_content(a), _content(b))
+    left, right = _unmatched(_content(a, language), _content(b, language))
     if left or right:
         return GateVerdict(False, f"different words: {sorted(left)} / {sorted(right)}")
     return GateVerdict(True, "same content words")
+
+
+def _languages(a: str, b: str) -> tuple[str, str | None]:
+    """The language both questions are read in (the surer side's), and the other side's when both are
+    sure and differ. Short Catalan questions read as Spanish up to 0.83 ("Com duplico una tasca?"), so
+    only surer verdicts count; a Spanish look-alike still differs in its words ("com" / "cómo")."""
+    (best_a, p_a), (best_b, p_b) = _best(a), _best(b)
+    if best_a != best_b and min(p_a, p_b) >= _SURE_LANGUAGE:
+        return best_a, best_b
+    return (best_a if p_a >= p_b else best_b), None
+
+
+def _best(text: str) -> tuple[str, float]:
+    probabilities = language_probabilities(text)
+    best = max(probabilities, key=probabilities.__getitem__)
+    return best, probabilities[best]
 
 
 def _words(text: str) -> set[str]:
@@ -98,9 +117,8 @@ def _names_found(names: set[str], words: set[str]) -> bool:
     return all(any(_typo(name, w) for w in words) for name in names)
 
 
-def _content(text: str) -> set[tuple[str, str]]:
+def _content(text: str, language: str) -> set[tuple[str, str]]:
     """(canonical stem, folded word) of each content word."""
-    language = detect_language(text)
     neutral = _neutral_stems(language)
     pairs = set()
     for word in re.findall(r"\w+", fold(text.replace("·", ""))):

@@ -11,6 +11,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from docubot.chat.policies import (
     OMITTED_MARKER,
@@ -23,6 +24,7 @@ from docubot.chat.policies import (
     SlidingWindowPolicy,
     SummaryPolicy,
     TokenBudgetPolicy,
+    TurnScorer,
     fused_turn_scorer,
 )
 from docubot.chat.profile import UserProfile
@@ -30,7 +32,7 @@ from docubot.chat.rewrite import needs_rewrite, rewrite_with_model, rewrite_with
 from docubot.chat.summarize import model_summarizer, rule_summarizer
 from docubot.llm import ChatModel, ChatRequest, Message, ProviderError, StreamEvent, Usage
 from docubot.rag.answer import AskResult, DocuBot, TurnContext
-from docubot.rag.keyword import tokenize
+from docubot.text import detect_language, tokenize
 
 DEFAULT_POLICY = "sliding_window:4"
 
@@ -202,21 +204,36 @@ def make_policy(name: str, bot: DocuBot, model: ChatModel | None) -> HistoryPoli
     if number is not None and number < 1:
         raise PolicyError(f"policy {name!r}: the number must be at least 1")
     summarize = model_summarizer(model) if model is not None else rule_summarizer
-    scorer = fused_turn_scorer(bot.embedder.embed_documents, bot.embedder.embed_query, tokenize)
+
+    def scorer() -> TurnScorer:
+        tokens = _turn_tokenizer(bot.keyword_index.language(bot.store))
+        return fused_turn_scorer(bot.embedder.embed_documents, bot.embedder.embed_query, tokens)
+
     count = model.count_tokens if model is not None else bot.embedder.count_tokens
     builders: dict[str, Callable[[], HistoryPolicy]] = {
         "full": FullPolicy,
         "last_turns": lambda: LastTurnsPolicy(number or 6),
         "summary": lambda: SummaryPolicy(summarize, threshold=number or 8),
         "sliding_window": lambda: SlidingWindowPolicy(summarize, number or 4),
-        "relevant": lambda: RelevantPolicy(scorer, k=number or 3),
-        "token_budget": lambda: TokenBudgetPolicy(scorer, count, budget=number or 1500),
+        "relevant": lambda: RelevantPolicy(scorer(), k=number or 3),
+        "token_budget": lambda: TokenBudgetPolicy(scorer(), count, budget=number or 1500),
     }
     if kind not in builders:
         raise PolicyError(
             f"unknown policy {name!r}; known: {', '.join(sorted(builders))} (e.g. last_turns:6)"
         )
     return builders[kind]()
+
+
+def _turn_tokenizer(fallback: str) -> Callable[[str], list[str]]:
+    """BM25 tokens of a message in its own language (`fallback`, the corpus's, when it does not tell),
+    remembered: a policy scores the same past messages again on every turn."""
+
+    @lru_cache(maxsize=4096)
+    def tokens(text: str) -> list[str]:
+        return tokenize(text, detect_language(text, fallback))
+
+    return tokens
 
 
 def _sent(result: AskResult) -> list[dict[str, str]]:

@@ -11,7 +11,7 @@ import re
 import time
 from dataclasses import dataclass, field
 
-from docubot.rag.text import detect_language
+from docubot.text import guess_language
 
 _PLANS = ("Starter", "Business", "Enterprise")
 _RULES: list[tuple[str, re.Pattern[str]]] = [
@@ -62,7 +62,8 @@ class UserProfile:
         plan = _PLAN.search(text)
         if plan and _OWNERSHIP.search(text):
             found.append(Fact("pla", (plan.group(1) or plan.group(2)).capitalize(), at))
-        found.append(Fact("idioma", detect_language(text), at))
+        if language := guess_language(text):
+            found.append(Fact("idioma", language, at))
         new = [f for f in found if self.current().get(f.kind) != f.value and f.value not in self.projects()]
         self.facts.extend(new)
         return new

@@ -12,7 +12,7 @@ import re
 from collections.abc import Sequence
 
 from docubot.llm import ChatModel, ChatRequest, Message, complete
-from docubot.rag.text import fold
+from docubot.text import fold
 
 _FOLLOW_UP_START = re.compile(
     r"^\s*(i|y|e|and|or|o|però|pero|but|i si|y si|what about|and if|també|tambien)\b", re.I

@@ -18,6 +18,7 @@ from docubot.cli import pages as _pages
 from docubot.cli import search as _search
 from docubot.cli import serve as _serve
 from docubot.cli import sessions as _sessions
+from docubot.cli import store as _store
 
 app = typer.Typer(
     name="docubot",
@@ -37,6 +38,7 @@ _chat.register(app)
 _cache.register(app)
 _sessions.register(app)
 _serve.register(app)
+_store.register(app)
 _gaps.register(app)
 _pages.register(app)
 _config.register(app)

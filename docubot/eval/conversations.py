@@ -22,8 +22,8 @@ from docubot.eval.metrics import mrr, recall_at
 from docubot.eval.retrieval import gold_rank
 from docubot.eval.sets import Dialogue
 from docubot.llm import Message
-from docubot.rag.keyword import tokenize
 from docubot.store import Hit
+from docubot.text import DEFAULT_LANGUAGE, detect_language, tokenize
 
 Search = Callable[[str, int], list[Hit]]
 Rewriter = Callable[[str, list[Message]], str]
@@ -208,5 +208,7 @@ def memory_markdown(results: Sequence[MemoryResult], title: str) -> str:
 
 
 def _covered(text: str, summary: str) -> bool:
-    words = set(tokenize(text))
-    return bool(words) and len(words & set(tokenize(summary))) / len(words) >= 0.6
+    """Most of the content words of `text` are in `summary` (both read in the summary's language)."""
+    language = detect_language(summary, fallback=detect_language(text, DEFAULT_LANGUAGE))
+    words = set(tokenize(text, language))
+    return bool(words) and len(words & set(tokenize(summary, language))) / len(words) >= 0.6

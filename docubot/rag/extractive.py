@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from docubot.rag.contract import Answer
-from docubot.rag.text import content_stems, fold, sentences
 from docubot.store import Hit
+from docubot.text import content_stems, fold, sentences
 
 MAX_SENTENCES = 3
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from docubot.rag.text import content_stems, sentences
+from docubot.text import content_stems, sentences
 
 LEXICAL_SUPPORT = 0.5
 

@@ -1,7 +1,8 @@
 """Keyword (BM25) search over the stored chunks, for Catalan, Spanish and English.
 
-Tokens are lowercased words with accents folded (users often type without them), minus the
-language's stopwords, reduced by its Snowball stemmer (PyStemmer). The index (bm25s) lives in
+Tokens come from `docubot.text.tokenize`, each chunk and question in its own language, the corpus's
+majority language (computed at index time, stored with the index) weighing as the prior for what a
+short text does not settle. The index (bm25s) lives in
 `<home>/bm25/`, stamped with the corpus version it was built from: ingest rebuilds it after every
 change, and a reader whose index is not of the store's current corpus version (a crash between the
 chunks and the rebuild, another process's ingest) reloads or rebuilds it before searching, so the
@@ -12,65 +13,31 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import shutil
 import tempfile
 import threading
 import time
 from dataclasses import dataclass
-from functools import cached_property, lru_cache
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 from filelock import FileLock
 
-from docubot.rag.text import detect_language, fold
 from docubot.store import VectorStore
-
-_STEMMER_NAMES = {"ca": "catalan", "es": "spanish", "en": "english"}
-_CATALAN_STOPWORDS = """
-a al als amb an aquell aquella aquelles aquells aquest aquesta aquestes aquests aqui així això com d
-de del dels des dins el els en entre era es és està estan et ha han hi i jo la les li lo ma me mes
-més meu meva molt n ne no o on per però pel pels perquè pot puc pots que què qui s sa se seu seva
-seus seves si sí sense sobre son són sota també te teu teva tinc tot tota totes tots u un una unes
-uns va vaig vos""".split()
-
-
-@lru_cache(maxsize=1)
-def _stopwords() -> dict[str, frozenset[str]]:
-    from bm25s.stopwords import STOPWORDS_EN, STOPWORDS_SPANISH
-
-    return {
-        "ca": frozenset(fold(w) for w in _CATALAN_STOPWORDS),
-        "es": frozenset(fold(w) for w in STOPWORDS_SPANISH),
-        "en": frozenset(fold(w) for w in STOPWORDS_EN),
-    }
-
-
-@lru_cache(maxsize=3)
-def _stemmer(language: str) -> Any:
-    import Stemmer
-
-    return Stemmer.Stemmer(_STEMMER_NAMES[language])
-
-
-def tokenize(text: str, language: str | None = None) -> list[str]:
-    """Search tokens of `text`, in its language (detected when not given)."""
-    language = language or detect_language(text)
-    words = re.findall(r"\w+", fold(text.replace("·", "")))
-    stop = _stopwords()[language]
-    kept = [w for w in words if w not in stop and (len(w) > 1 or w.isdigit())]
-    return _stemmer(language).stemWords(kept)
+from docubot.text import DEFAULT_LANGUAGE, corpus_languages, query_tokens, tokenize
 
 
 @dataclass
 class _Loaded:
-    """An index in memory: the corpus version it was built from, and its chunk ids in row order."""
+    """An index in memory: the corpus version it was built from, its chunk ids in row order, and the
+    corpus's majority language."""
 
     version: int
     retriever: Any
     ids: list[str]
+    language: str
 
     @cached_property
     def by_deletion(self) -> dict[str, list[str]]:
@@ -112,11 +79,15 @@ class KeywordIndex:
         index = self._current(store)
         if not index.ids:
             return {}
-        tokens = tokenize(question)
+        tokens = query_tokens(question, fallback=index.language)
         if not tokens:
             return {}
         raw = np.asarray(index.retriever.get_scores(tokens)) + _typo_scores(index, tokens)
         return {index.ids[i]: float(raw[i]) for i in np.flatnonzero(raw > 0)}
+
+    def language(self, store: VectorStore) -> str:
+        """The majority language of the indexed chunks: the prior for a text that does not settle it."""
+        return self._current(store).language
 
     def _current(self, store: VectorStore) -> _Loaded:
         """The index of the store's current corpus version: in memory, published, or built now."""
@@ -138,16 +109,20 @@ class KeywordIndex:
         version = store.corpus_version()  # read before the chunks: the index is never older than its stamp
         ids = sorted(store.list_ids())
         records = {r.id: r.text for r in store.get(ids)}
+        texts = [records[i] for i in ids]
+        languages, majority = corpus_languages(texts, fallback=DEFAULT_LANGUAGE)
         retriever = bm25s.BM25()
         if ids:
-            retriever.index([tokenize(records[i]) or ["∅"] for i in ids], show_progress=False)
+            tokens = [tokenize(t, lang) or ["∅"] for t, lang in zip(texts, languages, strict=True)]
+            retriever.index(tokens, show_progress=False)
         self.folder.mkdir(parents=True, exist_ok=True)
         build = Path(tempfile.mkdtemp(prefix=_BUILDING, dir=self.folder))
         if ids:
             retriever.save(str(build), show_progress=False)
-        (build / _IDS).write_text(json.dumps({"corpus_version": version, "ids": ids}))
+        stamp = {"corpus_version": version, "ids": ids, "language": majority}
+        (build / _IDS).write_text(json.dumps(stamp))
         self._publish(build, version, store)
-        return _Loaded(version, retriever, ids)
+        return _Loaded(version, retriever, ids, majority)
 
     def _publish(self, build: Path, version: int, store: VectorStore) -> None:
         """Point `current.json` at `build` unless a newer index of the store's version is already
@@ -182,9 +157,11 @@ class KeywordIndex:
             return None
         folder = self.folder / str(pointer["folder"])
         meta = json.loads((folder / _IDS).read_text())
+        if "language" not in meta:  # made before the text layer: built again
+            return None
         ids = list(meta["ids"])
         retriever = bm25s.BM25.load(str(folder), mmap=True, show_progress=False) if ids else bm25s.BM25()
-        return _Loaded(int(meta["corpus_version"]), retriever, ids)
+        return _Loaded(int(meta["corpus_version"]), retriever, ids, str(meta["language"]))
 
 
 def _typo_scores(index: _Loaded, tokens: list[str]) -> np.ndarray | float:

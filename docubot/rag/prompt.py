@@ -6,8 +6,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from docubot.rag.text import detect_language
 from docubot.store import Hit
+from docubot.text import DEFAULT_LANGUAGE, corpus_languages, detect_language
 
 PROMPT_VERSION = "2026-11-30.1"
 REFUSAL_TEXT = "No trobo aquesta informació a la documentació disponible."
@@ -102,8 +102,11 @@ ANSWER_LANGUAGE = {
 
 
 def user_message(question: str, fragments: Sequence[Fragment], standalone: str | None = None) -> str:
-    """Documentation, then the user's own words; a follow-up also gets its standalone reading."""
-    instruction = ANSWER_LANGUAGE[detect_language(question)]
+    """Documentation, then the user's own words; a follow-up also gets its standalone reading.
+    The answer is asked in the question's language, or the documentation's when the question does
+    not tell ("2FA?")."""
+    _, documentation_language = corpus_languages([f.text for f in fragments], fallback=DEFAULT_LANGUAGE)
+    instruction = ANSWER_LANGUAGE[detect_language(question, fallback=documentation_language)]
     reading = (
         f"\n(Segons la conversa, vol dir: {standalone})" if standalone and standalone != question else ""
     )

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from docubot.db import Database
 from docubot.store.base import (
     METADATA_FIELDS,
@@ -23,6 +25,7 @@ __all__ = [
     "Record",
     "StoreError",
     "VectorStore",
+    "open_chroma",
     "open_store",
     "validate_filters",
     "validate_filters_for",
@@ -30,7 +33,20 @@ __all__ = [
 
 
 def open_store(db: Database) -> VectorStore:
-    """The vector store on the deployment's database."""
+    """The configured vector store (`DOCUBOT_VECTOR_STORE`): `sqlite`, the default, keeps chunks in the
+    deployment's database `db` (SQLite or PostgreSQL); `chroma` in a Chroma folder or server."""
+    settings = db.settings
+    if settings.vector_store == "chroma":
+        return open_chroma(settings.chroma_dir, settings.chroma_url)
     from docubot.store.sql import SQLStore
 
     return SQLStore(db)
+
+
+def open_chroma(path: Path, url: str | None) -> VectorStore:
+    """Chroma at `url` (a server) when given, else embedded in `path`; StoreError if unusable."""
+    try:
+        from docubot.store.chroma import ChromaStore
+    except ImportError as exc:
+        raise StoreError("the Chroma store needs chromadb: pip install 'docubot[chroma]'") from exc
+    return ChromaStore.server(url) if url else ChromaStore.embedded(path)

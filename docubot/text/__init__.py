@@ -1,0 +1,32 @@
+"""Text tools every layer shares: language identification, folding, stopwords, stemming, tokens.
+
+The bottom layer: it imports only the standard library and third-party packages.
+"""
+
+from docubot.text.language import (
+    DEFAULT_LANGUAGE,
+    LANGUAGES,
+    corpus_languages,
+    detect_language,
+    guess_language,
+    language_probabilities,
+)
+from docubot.text.normalize import fold
+from docubot.text.sentences import sentences
+from docubot.text.stopwords import stopwords
+from docubot.text.tokens import content_stems, query_tokens, tokenize
+
+__all__ = [
+    "DEFAULT_LANGUAGE",
+    "LANGUAGES",
+    "content_stems",
+    "corpus_languages",
+    "detect_language",
+    "fold",
+    "guess_language",
+    "language_probabilities",
+    "query_tokens",
+    "sentences",
+    "stopwords",
+    "tokenize",
+]

@@ -1,0 +1,49 @@
+"""Words as search terms: folded, stopwords dropped, stemmed in their language (PyStemmer)."""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from typing import Any
+
+from docubot.text.language import LANGUAGES, detect_language, guess_language
+from docubot.text.normalize import fold
+from docubot.text.stopwords import stopwords
+
+_STEMMER_NAMES = {"ca": "catalan", "es": "spanish", "en": "english"}
+
+
+@lru_cache(maxsize=3)
+def _stemmer(language: str) -> Any:
+    import Stemmer
+
+    return Stemmer.Stemmer(_STEMMER_NAMES[language])
+
+
+def tokenize(text: str, language: str) -> list[str]:
+    """Search tokens of `text` in `language`: 'Com exporto les contrasenyes?' → ['export', 'contraseny']."""
+    words = re.findall(r"\w+", fold(text.replace("·", "")))
+    stop = stopwords(language)
+    kept = [w for w in words if w not in stop and (len(w) > 1 or w.isdigit())]
+    return list(_stemmer(language).stemWords(kept))
+
+
+@lru_cache(maxsize=1)
+def _any_stopwords() -> frozenset[str]:
+    return frozenset().union(*(stopwords(language) for language in LANGUAGES))
+
+
+def content_stems(text: str) -> set[str]:
+    """Crude language-agnostic stems (5-letter prefixes) of the content words of `text`."""
+    words = re.findall(r"[a-z0-9]+", fold(text))
+    return {w[:5] for w in words if len(w) >= 4 and w not in _any_stopwords()}
+
+
+def query_tokens(text: str, fallback: str) -> list[str]:
+    """Search tokens of a question: in its language (`fallback`, the corpus's, as the prior); a text
+    too short to tell (a name alone: "Zirconi") in the stems of every language, since the chunk that
+    holds it may be in any of them."""
+    if guess_language(text) is not None:
+        return tokenize(text, detect_language(text, fallback))
+    languages = (fallback, *(language for language in LANGUAGES if language != fallback))
+    return list(dict.fromkeys(token for language in languages for token in tokenize(text, language)))
