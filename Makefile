@@ -39,12 +39,16 @@ system-deps:
 		$(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
 		$(SUDO) apt-get install -y -qq --no-install-recommends $(SYSTEM_PACKAGES); fi
 
+# The demo keeps its data in ./.docubot (`make clean` removes it), never in the user's data folder,
+# where `docubot` keeps a real deployment's docs by default.
+demo: export DOCUBOT_HOME = $(CURDIR)/.docubot
 demo: setup
 	$(DOCUBOT) ingest examples/docs_nubelia
 	$(DOCUBOT) ask "Com exporto un informe de projecte a PDF?"
 
 lint: setup
 	$(VENV)/bin/ruff check docubot tests bench
+	$(VENV)/bin/lint-imports
 
 typecheck: setup
 	$(VENV)/bin/mypy docubot

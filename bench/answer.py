@@ -41,7 +41,7 @@ def main() -> None:
         store = DocuBot(settings, embedder=embedder, chat_model=None).store
         ingest(ROOT / "examples" / "docs_nubelia", settings, store, embedder)
         start = time.perf_counter()
-        model = LocalModel(settings.model_dir, settings.context_window, settings.cpu_threads())
+        model = LocalModel(settings.models_dir, settings.context_window, settings.cpu_threads())
         print(f"model load: {time.perf_counter() - start:.1f} s")
         uncached = settings.with_overrides(cache_enabled=False)
         cached = DocuBot(settings, embedder=embedder, store=store, chat_model=model)

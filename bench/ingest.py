@@ -27,7 +27,7 @@ from docubot.embed.e5 import E5Embedder  # noqa: E402
 from docubot.eval.sets import load_retrieval_set  # noqa: E402
 from docubot.ingest.pipeline import ingest  # noqa: E402
 from docubot.rag.keyword import KeywordIndex  # noqa: E402
-from docubot.rag.retrieve import retrieve  # noqa: E402
+from docubot.rag.retrieve import Retriever  # noqa: E402
 from docubot.store import Record  # noqa: E402
 from docubot.store.sql import SQLStore  # noqa: E402
 
@@ -57,13 +57,13 @@ def bench_ingest(work: Path, embedder: E5Embedder) -> None:
 def bench_retrieval(settings: Settings, store: SQLStore, embedder: E5Embedder) -> None:
     """Whole retrieval (query embedding + searches + fusion) per mode on the sample store."""
     questions = [c.question for c in load_retrieval_set(ROOT / "evals" / "nubelia")]
-    index = KeywordIndex(settings.keyword_index_dir)
+    retriever = Retriever(embedder, store, KeywordIndex(settings.keyword_index_dir), rrf_k=settings.rrf_k)
     baseline = None
     for mode in ("dense", "bm25", "hybrid"):
         samples = []
         for question in questions:
             t = time.perf_counter()
-            retrieve(question, embedder, store, 4, mode=mode, keyword_index=index, rrf_k=settings.rrf_k)
+            retriever.search(question, k=4, mode=mode)
             samples.append(time.perf_counter() - t)
         p50, p95 = percentiles(samples)
         baseline = baseline or p50

@@ -2,6 +2,10 @@
 
 The TOML file is `$DOCUBOT_CONFIG` when set, else `<home>/config.toml` when it exists. Keys are the
 field names below without the prefix (`llm = "none"`, `top_k = 6`).
+
+The data folder defaults to the platform's user data folder and the model folder to its user cache
+folder (platformdirs; on Linux `~/.local/share/docubot` and `~/.cache/docubot/models`), so every
+`docubot` command finds the same store and the same model wherever it is run from.
 """
 
 from __future__ import annotations
@@ -10,6 +14,7 @@ import os
 from pathlib import Path
 from typing import Any, Literal
 
+from platformdirs import user_cache_dir, user_data_dir
 from pydantic import Field
 from pydantic_settings import (
     BaseSettings,
@@ -18,7 +23,8 @@ from pydantic_settings import (
     TomlConfigSettingsSource,
 )
 
-DEFAULT_HOME = Path(".docubot")
+DEFAULT_HOME = Path(user_data_dir("docubot", appauthor=False))
+DEFAULT_MODELS_DIR = Path(user_cache_dir("docubot", appauthor=False)) / "models"
 
 
 def config_file_path() -> Path:
@@ -34,9 +40,9 @@ class Settings(BaseSettings):
 
     model_config = SettingsConfigDict(env_prefix="DOCUBOT_", extra="ignore")
 
-    home: Path = Field(DEFAULT_HOME, description="Data folder: the SQLite store, models, logs.")
-    models_dir: Path | None = Field(
-        None, description="Where the assembled GGUF lives (default <home>/models)."
+    home: Path = Field(DEFAULT_HOME, description="Data folder: the SQLite store, keyword index, calibration.")
+    models_dir: Path = Field(
+        DEFAULT_MODELS_DIR, description="Where the assembled GGUF lives (shared by every data folder)."
     )
 
     # Embeddings
@@ -137,10 +143,6 @@ class Settings(BaseSettings):
     @property
     def keyword_index_dir(self) -> Path:
         return self.home / "bm25"
-
-    @property
-    def model_dir(self) -> Path:
-        return self.models_dir or self.home / "models"
 
     def cpu_threads(self) -> int:
         return self.threads or os.cpu_count() or 1

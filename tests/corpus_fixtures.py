@@ -3,10 +3,15 @@
 from __future__ import annotations
 
 import os
+import tempfile
 from pathlib import Path
 
 import pytest
 from sqlalchemy import delete, insert, select
+
+# The default data folder is the user's (platformdirs honours XDG_DATA_HOME): set before docubot is
+# imported, so a test that forgets DOCUBOT_HOME writes to a throw-away folder, never the user's.
+os.environ["XDG_DATA_HOME"] = tempfile.mkdtemp(prefix="docubot-tests-data-")
 
 from docubot.config import Settings
 from docubot.db import Database
@@ -64,4 +69,4 @@ def local_model():
     from docubot.llm.local import LocalModel
 
     settings = Settings(models_dir=MODELS_DIR)
-    return LocalModel(settings.model_dir, settings.context_window, settings.cpu_threads())
+    return LocalModel(settings.models_dir, settings.context_window, settings.cpu_threads())

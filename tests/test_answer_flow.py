@@ -15,16 +15,25 @@ from tests.fakes import ScriptedModel
 
 PDF = "Com exporto un informe de projecte a PDF?"
 REPORTS_URL = "wiki/guies/informes-i-exportacio"
+PDF_QUOTE = "L'exportació a PDF no està disponible. Els informes només es poden exportar a CSV o a Excel."
+PDF_ANSWER = "L'exportació a PDF no està disponible: els informes només es poden exportar a CSV o a Excel."
 
 
 def reply(
-    resposta: str = "Els informes s'exporten a CSV o Excel des d'Informes > Exportar.",
+    resposta: str = "Els informes només s'exporten a CSV o Excel, des d'Informes > Exportar.",
     fonts=(1,),
     confianca="alta",
 ) -> str:
+    """A reply in the older contract: fragment numbers in `fonts`, no quotes."""
     return json.dumps(
         {"categoria": "informes", "resposta": resposta, "fonts": list(fonts), "confianca": confianca}
     )
+
+
+def quoted(resposta: str = PDF_ANSWER, quotes=((0, PDF_QUOTE),), confianca="alta") -> str:
+    """An evidence-first reply: (fragment number, verbatim quote) pairs, then the answer."""
+    evidence = [{"fragment": n, "cita": q} for n, q in quotes]
+    return json.dumps({"evidencia": evidence, "resposta": resposta, "confianca": confianca})
 
 
 @pytest.fixture
@@ -146,7 +155,7 @@ def test_invalid_fragment_numbers_give_all_retrieved_urls(bot) -> None:
 
 def test_model_saying_the_docs_lack_the_answer_is_a_refusal(bot) -> None:
     model = ScriptedModel([reply(REFUSAL_TEXT, fonts=[], confianca="baixa")])
-    result = bot(model).ask("Com exporto un informe a PowerPoint?")
+    result = bot(model, refusal_threshold=0.5).ask("Com exporto un informe a PowerPoint?")  # past the gate
     assert result.outcome == "refused_by_model"
     assert result.answer.fonts == [] and result.answer.resposta == REFUSAL_TEXT
 
@@ -206,3 +215,96 @@ def test_a_wrong_fragment_number_is_repaired_from_the_answer_text(bot) -> None:
     result = docubot.ask("Com restableixo la contrasenya?")
     assert result.answer.fonts == ["wiki/administracio/seguretat-i-acces"]
     assert "citations repaired" in logged(docubot, result.call_id).error
+
+
+# -- evidence first, claims checked -------------------------------------------------------------------
+
+
+def test_the_prompt_asks_for_quotes_first_and_its_example_holds_no_product_fact(bot) -> None:
+    model = ScriptedModel([quoted()])
+    bot(model).ask(PDF)
+    request = model.requests[0]
+    assert list(request.json_schema["properties"]) == ["evidencia", "resposta", "confianca"]
+    assert "categoria" not in request.json_schema["properties"]
+    assert "Importar" not in request.system and "CSV" not in request.system and "Trello" not in request.system
+    assert "noms inventats, no de la documentació" in request.system
+
+
+def test_sources_are_the_fragments_of_verified_quotes_whatever_number_the_model_wrote(bot) -> None:
+    model = ScriptedModel([quoted(quotes=[(1, PDF_QUOTE.upper())])])  # number 1: not that fragment
+    result = bot(model).ask(PDF)
+    assert result.outcome == "answered", result.error
+    assert result.answer.fonts == [REPORTS_URL]
+    assert result.answer.categoria == "informes"  # from the page, not from the model
+    quotes = next(c for c in result.checks if c["check"] == "quotes")
+    assert quotes == {"check": "quotes", "ok": True, "given": 1, "verified": 1, "moved": 1}
+    assert result.to_dict()["checks"] == result.checks
+
+
+def test_invented_quotes_are_retried_then_answered_from_the_docs_said_as_such(bot) -> None:
+    invented = quoted(quotes=[(1, "Els informes es poden exportar a PDF des del menú Imprimeix.")])
+    model = ScriptedModel([invented, invented])
+    result = bot(model).ask(PDF)
+    assert model.calls == 2
+    assert "lletra per lletra" in model.requests[1].messages[-1].content
+    assert result.outcome == "fallback" and result.answer.confianca == "baixa"
+    assert result.answer.resposta.startswith("No he pogut redactar una resposta verificada")
+    assert "no quote" in result.error
+
+
+def test_a_number_the_evidence_lacks_is_named_in_the_retry(bot) -> None:
+    wrong = quoted("L'exportació a PDF no està disponible; el CSV arriba en 48 hores.")
+    model = ScriptedModel([wrong, quoted()])
+    pieces: list[str] = []
+    statuses: list[str] = []
+    result = bot(model).ask(PDF, on_text=pieces.append, on_status=statuses.append)
+    assert model.calls == 2
+    assert "«48»" in model.requests[1].messages[-1].content
+    assert result.outcome == "answered" and result.answer.resposta == PDF_ANSWER
+    assert [c["ok"] for c in result.checks if c["check"] == "claims"] == [False, True]
+    assert any("withdrawn" in s for s in statuses)
+    assert "".join(pieces).endswith(PDF_ANSWER)
+
+
+@pytest.mark.parametrize(
+    ("question", "answer"),
+    [
+        ("Puc exportar un informe a PDF?", "Sí, pots exportar l'informe a PDF des d'Informes."),
+        (PDF, "Ves a *Informes > Imprimir* i tria PDF."),
+        (PDF, "Com exporto un informe de projecte a PDF?"),
+    ],
+    ids=["flipped-yes", "invented-path", "echo"],
+)
+def test_answers_contradicting_their_evidence_end_in_the_fallback(bot, question, answer) -> None:
+    model = ScriptedModel([quoted(answer), quoted(answer)])
+    result = bot(model).ask(question)
+    assert model.calls == 2
+    assert result.outcome == "fallback" and result.error.startswith("unsupported claims")
+
+
+@pytest.mark.parametrize(
+    ("question", "answer"),
+    [
+        (
+            "¿Puedo exportar un informe a PDF?",
+            "No, la exportación a PDF no está disponible; solo se pueden exportar a CSV o Excel.",
+        ),
+        (
+            "Can I export a report as a PDF?",
+            "No. PDF export is not available: reports export only to CSV or Excel.",
+        ),
+    ],
+)
+def test_a_translated_answer_from_catalan_evidence_is_grounded(bot, question, answer) -> None:
+    model = ScriptedModel([quoted(answer)])
+    result = bot(model).ask(question)
+    assert model.calls == 1
+    assert result.outcome == "answered" and result.grounded is True, result.error
+    assert result.answer.confianca == "alta"
+    assert next(c for c in result.checks if c["check"] == "words")["skipped"]
+
+
+def test_a_model_with_no_evidence_and_low_confidence_refuses(bot) -> None:
+    model = ScriptedModel([quoted("No ho sé.", quotes=[], confianca="baixa")])
+    result = bot(model, refusal_threshold=0.5).ask("Com exporto un informe a PowerPoint?")  # past the gate
+    assert result.outcome == "refused_by_model" and result.answer.fonts == []

@@ -96,3 +96,15 @@ def test_a_spanish_question_gets_a_spanish_answer(ask) -> None:
     catalan = {"els", "per", "membre", "pots", "i", "espai", "tria", "ves"}
     assert len(words & spanish) > len(words & catalan), result.answer.resposta
     assert "wiki/administracio/membres-i-permisos" in result.answer.fonts, result.error
+
+
+def test_the_link_validity_is_answered_from_a_verified_quote(ask) -> None:
+    """Issue 13's first case: the model answered from another fragment (token lifetime) and cited
+    the API page. Evidence first: the answer rests on a verified quote of the security page."""
+    result, _ = ask("Quant de temps és vàlid l'enllaç per restablir la contrasenya?")
+    assert result.outcome in ("answered", "fallback"), result.error
+    assert "24" in result.answer.resposta
+    assert "wiki/administracio/seguretat-i-acces" in result.answer.fonts
+    if result.outcome == "answered":
+        assert any(c["check"] == "quotes" and c["verified"] for c in result.checks), result.checks
+        assert result.answer.categoria == "seguretat"

@@ -184,7 +184,7 @@ def test_refusals_below_the_threshold_are_not_cached(bot: DocuBot) -> None:
 
 
 def test_a_follow_up_is_cached_under_its_standalone_rewrite(bot: DocuBot) -> None:
-    chat = Conversation(bot.fork(), user="u1")
+    chat = Conversation(bot, user="u1")
     chat.send("Com exporto un projecte a CSV?")
     chat.send("I això està disponible al pla Starter?")
     rewrite = chat.ledger[-1].rewrite
@@ -196,7 +196,7 @@ def test_a_follow_up_is_cached_under_its_standalone_rewrite(bot: DocuBot) -> Non
 
 
 def test_answers_shaped_by_a_conversation_stay_in_their_users_scope(bot: DocuBot) -> None:
-    u1 = Conversation(bot.fork(), user="u1")
+    u1 = Conversation(bot, user="u1")
     u1.send("Faig servir el pla Business. Com convido un membre?")  # profile → user scope
     question = "Com convido un membre a l'espai de treball?"
     u1.send(question)
@@ -224,7 +224,7 @@ def test_an_edited_page_is_answered_afresh_after_reingest(settings, docs, write_
         "Informes", [("Exportar a PDF", "Els informes ja es poden exportar a PDF des del menú Informes.")]
     )
     write_page("informes.md", edited, url="wiki/informes", version="1", date="2026-02-01")
-    ingest(docs, settings, store, embedder)
+    ingest(docs, settings, store, embedder, corpus_listeners=bot.components.corpus_listeners)
     after = bot.ask(question)
     assert after.cache is None
     assert "ja es poden exportar a PDF" in after.answer.resposta

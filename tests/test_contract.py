@@ -7,37 +7,37 @@ from docubot.rag.prompt import REFUSAL_TEXT, Fragment, fragments_from
 from docubot.rag.stream_json import FieldStreamer
 from docubot.store import Hit
 
-CATEGORIES = ["compte", "informes", "altres"]
-
 
 def _fragment(url: str) -> Fragment:
     return Fragment(url=url, section="P > S", text="text", hits=())
 
 
 def test_plain_json_parses() -> None:
-    out = parse_model_output(
-        '{"categoria":"informes","resposta":"Sí.","fonts":[1],"confianca":"alta"}', CATEGORIES
+    out = parse_model_output('{"categoria":"informes","resposta":"Sí.","fonts":[1],"confianca":"alta"}')
+    assert (out.resposta, out.fonts, out.confianca, out.evidencia) == ("Sí.", [1], "alta", None)
+
+
+def test_evidence_quotes_parse_with_tolerant_fragment_numbers() -> None:
+    text = (
+        '{"evidencia": [{"fragment": "Fragment 2", "cita": "Cal fer A."}, "Frase sense número."], '
+        '"resposta": "Fes A.", "confianca": "alta"}'
     )
-    assert (out.categoria, out.resposta, out.fonts, out.confianca) == ("informes", "Sí.", [1], "alta")
+    out = parse_model_output(text)
+    assert [(q.fragment, q.cita) for q in out.evidencia] == [(2, "Cal fer A."), (0, "Frase sense número.")]
 
 
 def test_code_fence_and_prose_around_json_are_tolerated() -> None:
     payload = '{"categoria": "compte", "resposta": "Fes {això}.", "fonts": ["2"], "confianca": "mitjana"}'
     text = f"Aquí tens:\n```json\n{payload}\n```\nFi."
-    out = parse_model_output(text, CATEGORIES)
+    out = parse_model_output(text)
     assert out.resposta == "Fes {això}."
     assert out.fonts == [2]
 
 
 def test_fragment_labels_become_numbers() -> None:
     text = '{"categoria":"compte","resposta":"x","fonts":["Fragment 3", 1],"confianca":"alta"}'
-    out = parse_model_output(text, CATEGORIES)
+    out = parse_model_output(text)
     assert out.fonts == [3, 1]
-
-
-def test_unknown_category_becomes_altres() -> None:
-    out = parse_model_output('{"categoria":"cuina","resposta":"x","fonts":[],"confianca":"alta"}', CATEGORIES)
-    assert out.categoria == "altres"
 
 
 @pytest.mark.parametrize(
@@ -52,7 +52,7 @@ def test_unknown_category_becomes_altres() -> None:
 )
 def test_invalid_output_says_what_is_wrong(text: str, problem: str) -> None:
     with pytest.raises(ContractError, match=problem):
-        parse_model_output(text, CATEGORIES)
+        parse_model_output(text)
 
 
 def test_sources_are_sorted_urls_of_valid_cited_fragments() -> None:
@@ -71,7 +71,10 @@ def test_refusal_text_is_recognised_inside_a_longer_reply() -> None:
 
 
 def test_field_streamer_decodes_resposta_across_arbitrary_deltas() -> None:
-    raw = '{"categoria": "compte", "resposta": "Ves a \\"Configuraci\\u00f3\\"\\nrapid", "fonts": [1]}'
+    raw = (
+        '{"evidencia": [{"fragment": 1, "cita": "Diu \\"resposta\\": \\"no\\"."}], '
+        '"resposta": "Ves a \\"Configuraci\\u00f3\\"\\nrapid", "confianca": "alta"}'
+    )
     for size in (1, 2, 3, 5, 64):
         streamer = FieldStreamer("resposta")
         text = "".join(streamer.feed(raw[i : i + size]) for i in range(0, len(raw), size))

@@ -15,7 +15,7 @@ from docubot.eval.metrics import auroc, mrr, pick_threshold, recall_at, sweep
 from docubot.eval.retrieval import refusal_signals, run_cases
 from docubot.eval.sets import EvalSetError, load_retrieval_set
 from docubot.rag.keyword import KeywordIndex
-from docubot.rag.retrieve import retrieve
+from docubot.rag.retrieve import Retriever
 from docubot.rag.threshold import refusal_threshold
 from docubot.store.sql import SQLStore
 
@@ -32,12 +32,7 @@ def hybrid_report(sample_home, embedder):
     store = SQLStore(Database(settings))
     index = KeywordIndex(settings.keyword_index_dir)
     cases = load_retrieval_set(EVAL_SET)
-    report = run_cases(
-        cases,
-        lambda q, k: retrieve(
-            q, embedder, store, k, mode="hybrid", keyword_index=index, rrf_k=settings.rrf_k
-        ),
-    )
+    report = run_cases(cases, Retriever(embedder, store, index, mode="hybrid", rrf_k=settings.rrf_k))
     yield report, settings, embedder
     store.close()
 

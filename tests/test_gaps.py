@@ -14,6 +14,7 @@ from typer.testing import CliRunner
 
 from docubot.calllog import CallLog, CallRecord
 from docubot.cli import app
+from docubot.components import Components
 from docubot.config import Settings
 from docubot.db import Database
 from docubot.gaps import cluster, medoid
@@ -99,9 +100,9 @@ def seed(home: Path) -> None:
         log = CallLog(db)
         for record in records:
             log.record(record)
-        from docubot.sessions.erasure import erase_everywhere
-
-        erase_everywhere(db, "eva")  # what `docubot sessions delete --all --user eva` ends with
+        components = Components.from_settings(Settings(home=home), db=db)
+        for erase in components.user_erasers.values():  # what erasing the user eva runs
+            erase("eva")
 
 
 def gaps(*args: str) -> dict:

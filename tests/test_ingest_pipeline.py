@@ -12,9 +12,10 @@ from filelock import FileLock
 from sqlalchemy import select
 
 from docubot.cache.answers import AnswerCache, cached_answers
+from docubot.components import Components
 from docubot.config import Settings
 from docubot.ingest.pipeline import IngestBusy, IngestRefused, ingest
-from docubot.rag.retrieve import retrieve
+from docubot.rag.retrieve import Retriever
 from docubot.store.sql import SQLStore
 
 if TYPE_CHECKING:  # the fixtures' types; tests/ is not a package
@@ -95,7 +96,7 @@ def test_first_ingest_adds_everything(
         "guia.md": 2,
         "integracions/slack.md": 1,
     }
-    hits = retrieve("Com connecto Slack?", counting_embedder, store, k=1)
+    hits = Retriever(counting_embedder, store).search("Com connecto Slack?", k=1).hits
     assert hits[0].id == "wiki-integracions-slack--connectar--00"
 
 
@@ -162,7 +163,7 @@ def test_an_edited_page_re_embeds_only_its_changed_chunks(
     assert report.corpus_version == 2
     [rec] = store.get(["wiki-guia--projectes--00"])
     assert rec.text == "[Guia > Projectes]\nCreeu i arxiveu projectes."
-    hits = retrieve("Com arxivo un projecte?", counting_embedder, store, k=1)
+    hits = Retriever(counting_embedder, store).search("Com arxivo un projecte?", k=1).hits
     assert hits[0].id == "wiki-guia--projectes--00"
 
 
@@ -378,12 +379,12 @@ def test_two_versions_of_the_same_url(
     assert meta["wiki-api-auth--v2026-1--tokens--00"]["latest"] is False
 
     question = "Quants dies duren els tokens d'accés?"
-    latest = retrieve(question, counting_embedder, store, k=10)
+    latest = Retriever(counting_embedder, store).search(question, k=10).hits
     assert latest and all(h.metadata["version"] != "2026.1" for h in latest)
     assert latest[0].id == "wiki-api-auth--tokens--00"
-    old = retrieve(question, counting_embedder, store, k=10, version="2026.1")
+    old = Retriever(counting_embedder, store).search(question, k=10, version="2026.1").hits
     assert [h.id for h in old] == ["wiki-api-auth--v2026-1--tokens--00"]
-    every = retrieve(question, counting_embedder, store, k=10, version="all")
+    every = Retriever(counting_embedder, store).search(question, k=10, version="all").hits
     assert len(every) == 3
 
 
@@ -460,7 +461,8 @@ def test_cache_invalidation_after_a_change(
         with cache.db.read() as conn:
             return set(conn.execute(select(cached_answers.c.question)).scalars())
 
-    ingest(docs, settings, store, counting_embedder)  # nothing changed: cache kept
+    evict = Components.from_settings(settings, embedder=counting_embedder, db=store.db).corpus_listeners
+    ingest(docs, settings, store, counting_embedder, corpus_listeners=evict)  # nothing changed: cache kept
     assert cached_questions() == {"Què és Nubelia?", "Com pago?"}
 
     write_page(
@@ -470,7 +472,7 @@ def test_cache_invalidation_after_a_change(
         version="2026.2",
         date="2026-09-01",
     )
-    report = ingest(docs, settings, store, counting_embedder)
+    report = ingest(docs, settings, store, counting_embedder, corpus_listeners=evict)
     assert report.corpus_version == 2
     assert cached_questions() == {"Com pago?"}
 
@@ -548,5 +550,5 @@ def test_force_keeps_the_chunks_of_an_unreadable_newest_version(
     newest.write_bytes(b"\x00\x01binari")
     ingest(docs, settings, store, counting_embedder, force=True)
     assert store.get(["wiki-api-auth--tokens--00"]) == [kept]
-    latest = retrieve("Quants dies duren els tokens?", counting_embedder, store, k=10)
+    latest = Retriever(counting_embedder, store).search("Quants dies duren els tokens?", k=10).hits
     assert all(h.metadata["version"] != "2026.1" for h in latest)

@@ -10,7 +10,7 @@ from docubot.config import Settings
 from docubot.db import Database
 from docubot.ingest.pipeline import ingest
 from docubot.rag.keyword import KeywordIndex
-from docubot.rag.retrieve import reciprocal_rank_fusion, retrieve
+from docubot.rag.retrieve import Retriever, reciprocal_rank_fusion
 from docubot.store.sql import SQLStore
 
 
@@ -22,15 +22,14 @@ def test_rrf_prefers_what_both_rankings_agree_on() -> None:
 def test_bm25_mode_finds_exact_names_and_hybrid_keeps_similarities(sample_settings, embedder) -> None:
     store = SQLStore(Database(sample_settings))
     index = KeywordIndex(sample_settings.keyword_index_dir)
-    hits = retrieve("X-Nubelia-Signature", embedder, store, 3, mode="bm25", keyword_index=index)
+    retriever = Retriever(embedder, store, index)
+    hits = retriever.search("X-Nubelia-Signature", k=3, mode="bm25").hits
     assert hits[0].metadata["url"] == "wiki/api/webhooks" and hits[0].keyword_score > 0
-    hybrid = retrieve(
-        "Com verifico la signatura d'un webhook?", embedder, store, 4, mode="hybrid", keyword_index=index
-    )
+    hybrid = retriever.search("Com verifico la signatura d'un webhook?", k=4, mode="hybrid").hits
     assert all(0.5 < h.score <= 1.0 for h in hybrid)
     assert hybrid[0].metadata["url"] == "wiki/api/webhooks"
     with pytest.raises(ValueError, match="keyword index"):
-        retrieve("x", embedder, store, 4, mode="hybrid")
+        Retriever(embedder, store).search("x", mode="hybrid")
     store.close()
 
 
@@ -38,8 +37,9 @@ def test_keyword_search_honours_the_version_filters(sample_settings, embedder) -
     store = SQLStore(Database(sample_settings))
     index = KeywordIndex(sample_settings.keyword_index_dir)
     question = "caducitat dels tokens d'accés"
-    latest = retrieve(question, embedder, store, 10, mode="bm25", keyword_index=index)
-    old = retrieve(question, embedder, store, 10, version="2026.1", mode="bm25", keyword_index=index)
+    retriever = Retriever(embedder, store, index, mode="bm25")
+    latest = retriever.search(question, k=10).hits
+    old = retriever.search(question, k=10, version="2026.1").hits
     assert latest and {h.metadata["latest"] for h in latest} == {True}
     assert old and {h.metadata["version"] for h in old} == {"2026.1"}
     store.close()

@@ -52,7 +52,8 @@ class TurnUsage:
 
 
 class _Meter:
-    """Wraps the chat model and adds up the usage of every call made through it."""
+    """Wraps the chat model and adds up the usage of every call made through it: the conversation's
+    own accounting, passed to each `ask`; the shared bot is never changed."""
 
     def __init__(self, model: ChatModel) -> None:
         self.model = model
@@ -94,8 +95,6 @@ class Conversation:
 
     def __post_init__(self) -> None:
         self._meter = _Meter(self.bot.chat_model) if self.bot.chat_model else None
-        if self._meter is not None:
-            self.bot.chat_model = self._meter
         self.policy = make_policy(self.policy_name, self.bot, self._meter)
 
     @property
@@ -181,7 +180,9 @@ class Conversation:
             user=self.user,
             session_id=self.session_id,
         )
-        result = self.bot.ask(text, on_text=on_text, on_status=on_status, context=context)
+        result = self.bot.ask(
+            text, on_text=on_text, on_status=on_status, context=context, chat_model=self._meter
+        )
         return result, rewrite
 
     def rewrite(self, text: str, history: list[Message]) -> str:

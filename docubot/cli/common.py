@@ -9,6 +9,7 @@ import typer
 from pydantic import ValidationError
 from rich.console import Console
 
+from docubot.components import Components
 from docubot.config import Settings
 
 console = Console()
@@ -27,6 +28,11 @@ def load_settings(**overrides: Any) -> Settings:
 def one_line(exc: ValidationError) -> str:
     """`field: problem (got value)` for each problem, on one line (not pydantic's multi-line dump)."""
     return "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']} (got {e['input']!r})" for e in exc.errors())
+
+
+def load_components(**overrides: Any) -> Components:
+    """The deployment's parts for these settings overrides; each is built when first used."""
+    return Components.from_settings(load_settings(**overrides))
 
 
 def fail(message: str, code: int = 2) -> NoReturn:

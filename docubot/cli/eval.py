@@ -3,9 +3,10 @@ report (markdown + PNG), optionally calibrate."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from pathlib import Path
-from typing import TypeVar
+from typing import TypeVar, cast
 
 import typer
 from rich.progress import Progress
@@ -16,16 +17,23 @@ from docubot.chat.policies import PolicyError
 from docubot.cli.common import console, err_console, fail, load_settings, print_json
 from docubot.config import Settings
 from docubot.embed import make_embedder
-from docubot.eval.answers import ANSWER_SHARES, answers_markdown, answers_summary, evaluate_answers
+from docubot.eval.answers import (
+    ANSWER_SHARES,
+    answers_markdown,
+    answers_summary,
+    evaluate_answers,
+    load_answer_cases,
+    sample,
+)
 from docubot.eval.cache import cache_markdown, evaluate_cache, load_cache_pairs, plot_cache_sweep
 from docubot.eval.conversations import (
     MEMORY_POLICIES,
-    Search,
     evaluate_memory,
     evaluate_rewrite,
     memory_markdown,
     rewrite_markdown,
 )
+from docubot.eval.refusal import collect, evaluate_refusal, load_refusal_questions, refusal_combined_markdown
 from docubot.eval.report import (
     plot_bars,
     plot_recall,
@@ -38,8 +46,8 @@ from docubot.eval.sets import EvalSetError, load_conversation_set, load_retrieva
 from docubot.llm import ProviderError
 from docubot.llm.model_file import ModelFileError
 from docubot.rag.answer import DocuBot
-from docubot.rag.retrieve import MODES, retrieve
-from docubot.rag.threshold import refusal_threshold, write_threshold
+from docubot.rag.retrieve import MODES, Mode
+from docubot.rag.threshold import refusal_threshold, write_refusal_model, write_threshold
 from docubot.store import Hit, StoreError
 
 T = TypeVar("T")
@@ -63,17 +71,23 @@ def retrieval_command(
     mode: str = typer.Option(None, "--mode", help="dense | bm25 | hybrid | all (compare the three)."),
     as_json: bool = typer.Option(False, "--json"),
 ) -> None:
-    """recall@1/3/5/10 and MRR; the rank of the gold section per question; the misses."""
-    settings = load_settings()
-    modes = list(MODES) if mode == "all" else [mode or settings.retrieval_mode]
-    if any(m not in MODES for m in modes):
+    """recall@1/3/5/10 and MRR; the rank of the gold section per question; the misses. Each
+    question's ranking goes to retrieval-<mode>.jsonl (as `docubot search --json` shows it)."""
+    settings = load_settings(llm="none")
+    chosen = list(MODES) if mode == "all" else [mode or settings.retrieval_mode]
+    if any(m not in MODES for m in chosen):
         fail(f"unknown mode {mode!r}: dense, bm25, hybrid or all")
+    modes = cast(list[Mode], chosen)
+    bot = _bot(settings)
     reports.mkdir(parents=True, exist_ok=True)
     results = {}
     for name in modes:
-        report, _ = _run(eval_set, as_json, name, k=10)
+        report = _run(eval_set, bot, as_json, name, k=10)
         title = f"Retrieval on {eval_set} ({name})"
         (reports / f"retrieval-{name}.md").write_text(retrieval_markdown(report, title))
+        (reports / f"retrieval-{name}.jsonl").write_text(
+            "".join(json.dumps(o.logged(), ensure_ascii=False) + "\n" for o in report.outcomes)
+        )
         plot_recall(report, reports / f"retrieval-{name}.png")
         results[name] = {**report.metrics, "misses": [o.case.id for o in report.misses]}
         if not as_json:
@@ -95,19 +109,34 @@ def refusal_command(
     as_json: bool = typer.Option(False, "--json"),
 ) -> None:
     """Sweep the refusal threshold over answerable vs unanswerable questions; pick one for --target."""
-    report, bot = _run(eval_set, as_json, None, k=None)
+    bot = _bot(load_settings(llm="none"))
+    report = _run(eval_set, bot, as_json, None, k=None)
     settings, embedder_name = bot.settings, bot.embedder.name
     if not any(not o.case.answerable for o in report.outcomes):
         fail("the set has no unanswerable questions; refusal cannot be measured")
     signals = refusal_signals(report, target)
+    with Progress(console=err_console, disable=as_json, transient=True) as bar:
+        questions = _load(load_refusal_questions, eval_set)
+        task = bar.add_task("refusal signals", total=len(questions))
+        rows = collect(
+            questions, _search(bot), settings.top_k, bot.store, progress=lambda: bar.advance(task)
+        )
+    combined = evaluate_refusal(rows, bot.threshold, settings.retrieval_mode)
     reports.mkdir(parents=True, exist_ok=True)
-    markdown = refusal_markdown(signals, target, f"Refusal on {eval_set}")
+    markdown = (
+        refusal_markdown(signals, target, f"Refusal on {eval_set}")
+        + "\n"
+        + refusal_combined_markdown(combined)
+    )
     (reports / "refusal.md").write_text(markdown)
     plot_threshold(signals[0], reports / "refusal.png")
     best = signals[0]
     if write and best.chosen is not None:
         path = write_threshold(settings, embedder_name, best.chosen.threshold)
         err_console.print(f"threshold {best.chosen.threshold:.4f} written to {path}")
+    if write:
+        path = write_refusal_model(settings, embedder_name, combined.model.to_json())
+        err_console.print(f"refusal model (threshold {combined.model.threshold:.4f}) written to {path}")
     if as_json:
         chosen = best.chosen
         print_json(
@@ -119,6 +148,7 @@ def refusal_command(
                 "refusal_precision": chosen.refusal_precision if chosen else None,
                 "current_threshold": refusal_threshold(settings, embedder_name),
                 "signals": {s.name: s.auroc for s in signals},
+                "combined": {"auroc": combined.signal_auroc, "parts": combined.combined},
             }
         )
         return
@@ -141,11 +171,13 @@ def rewrite_command(
     settings = load_settings(llm=llm)
     dialogues = _load(load_conversation_set, eval_set)
     bot = _bot(settings)
-    conversation = Conversation(bot.fork())
-    search = _searcher(bot)
+    conversation = Conversation(bot)
+
     with Progress(console=err_console, disable=as_json, transient=True) as bar:
         task = bar.add_task("dialogues", total=len(dialogues))
-        report = evaluate_rewrite(dialogues, search, conversation.rewrite, progress=lambda: bar.advance(task))
+        report = evaluate_rewrite(
+            dialogues, _search(bot), conversation.rewrite, progress=lambda: bar.advance(task)
+        )
     reports.mkdir(parents=True, exist_ok=True)
     markdown = rewrite_markdown(report, f"Follow-up rewriting on {eval_set} ({bot.provider})")
     (reports / "rewrite.md").write_text(markdown)
@@ -190,11 +222,15 @@ def answers_command(
     reports: Path = REPORTS_OPTION,
     llm: str = typer.Option(None, "--llm", help="local | openai | anthropic | none (default: DOCUBOT_LLM)."),
     limit: int = typer.Option(None, "--limit", min=1, help="Only the first N questions."),
+    sample_size: int = typer.Option(None, "--sample", min=1, help="N questions spread over the set."),
+    split: str = typer.Option(None, "--split", help="tune | holdout (answers.jsonl): only that part."),
     as_json: bool = typer.Option(False, "--json"),
 ) -> None:
-    """The whole answering path per question: contract, refusals, sources, facts, groundedness, latency."""
+    """The whole answering path per question: contract, refusals, sources, facts, forbidden values,
+    language, time to first token and latency (answers.jsonl when the set has one)."""
     settings = load_settings(llm=llm, cache_enabled=False)
-    cases = _load(load_retrieval_set, eval_set)[:limit]
+    cases = [c for c in _load(load_answer_cases, eval_set) if split is None or c.split == split]
+    cases = sample(cases, sample_size)[:limit]
     bot = _bot(settings)
     with Progress(console=err_console, disable=as_json, transient=True) as bar:
         task = bar.add_task(f"answering ({bot.provider})", total=len(cases))
@@ -203,7 +239,11 @@ def answers_command(
     markdown = answers_markdown(outcomes, bot.provider, f"Answers on {eval_set}")
     (reports / "answers.md").write_text(markdown)
     summary = answers_summary(outcomes)
-    plot_bars({name: summary[name] for name in ANSWER_SHARES}, "share of questions", reports / "answers.png")
+    plot_bars(
+        {name: float(summary[name] or 0.0) for name in ANSWER_SHARES},
+        "share of questions",
+        reports / "answers.png",
+    )
     _emit(as_json, {**summary, "provider": bot.provider}, markdown, reports)
 
 
@@ -260,32 +300,27 @@ def _bot(settings: Settings) -> DocuBot:
     return bot
 
 
-def _searcher(bot: DocuBot) -> Search:
-    def search(question: str, k: int) -> list[Hit]:
-        return retrieve(
-            question,
-            bot.embedder,
-            bot.store,
-            k,
-            mode=bot.settings.retrieval_mode,
-            keyword_index=bot.keyword_index,
-            rrf_k=bot.settings.rrf_k,
-        )
-
-    return search
-
-
-def _run(eval_set: Path, quiet: bool, mode: str | None, k: int | None) -> tuple[RetrievalReport, DocuBot]:
+def _run(eval_set: Path, bot: DocuBot, quiet: bool, mode: Mode | None, k: int | None) -> RetrievalReport:
     """Retrieve for every case; `k=None` means the answering depth (top_k), as refusal sees it."""
     cases = _load(load_retrieval_set, eval_set)
-    bot = _bot(load_settings(retrieval_mode=mode, llm="none"))
-    try:
-        bot.store.check_embedding_model(bot.embedder.name, bot.embedder.dim)
-    except StoreError as exc:
-        fail(str(exc))
     with Progress(console=err_console, disable=quiet, transient=True) as bar:
         task = bar.add_task("retrieving", total=len(cases))
-        report = run_cases(
-            cases, _searcher(bot), k=k or bot.settings.top_k, progress=lambda: bar.advance(task)
-        )
-    return report, bot
+        try:
+            return run_cases(
+                cases,
+                bot.retriever,
+                k=k or bot.retriever.top_k,
+                mode=mode,
+                progress=lambda: bar.advance(task),
+            )
+        except StoreError as exc:
+            fail(str(exc))
+
+
+def _search(bot: DocuBot) -> Callable[[str, int], list[Hit]]:
+    """The `k` best hits for a question, through the same retriever as `ask`."""
+
+    def search(question: str, k: int) -> list[Hit]:
+        return list(bot.retriever.search(question, k=k).hits)
+
+    return search

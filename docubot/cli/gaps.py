@@ -7,11 +7,8 @@ from pathlib import Path
 import typer
 from rich.table import Table
 
-from docubot.cli.common import console, fail, load_settings, print_json
-from docubot.db import Database
-from docubot.embed import make_embedder
+from docubot.cli.common import console, fail, load_components, print_json
 from docubot.gaps import DEFAULT_THRESHOLD, GapReport, gap_report
-from docubot.store import open_store
 
 
 def register(app: typer.Typer) -> None:
@@ -27,9 +24,11 @@ def gaps_command(
     plot: Path | None = typer.Option(None, "--plot", help="Also draw the largest groups to this PNG."),
 ) -> None:
     """Group the refused and low-confidence questions of the last DAYS days by similarity."""
-    settings = load_settings()
-    with Database(settings) as db:
-        report = gap_report(db, open_store(db), make_embedder(settings), days, threshold)
+    components = load_components()
+    try:
+        report = gap_report(components.db, components.store, components.embedder, days, threshold)
+    finally:
+        components.close()
     if plot is not None:
         _plot(report, plot)
     if as_json:

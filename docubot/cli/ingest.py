@@ -8,12 +8,10 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
-from docubot.cli.common import console, err_console, fail, load_settings, print_json
-from docubot.db import Database
-from docubot.embed import make_embedder
+from docubot.cli.common import console, err_console, fail, load_components, print_json
 from docubot.ingest.files import DocsFolderError
 from docubot.ingest.pipeline import IngestError, IngestReport, ingest
-from docubot.store import StoreError, open_store
+from docubot.store import StoreError
 
 
 def register(app: typer.Typer) -> None:
@@ -27,11 +25,8 @@ def ingest_command(
     as_json: bool = typer.Option(False, "--json", help="Print the report as JSON."),
 ) -> None:
     """Chunk, embed (only what changed) and store a folder of markdown docs."""
-    settings = load_settings()
-    db = Database(settings)
-    store = open_store(db)
+    components = load_components()
     try:
-        embedder = make_embedder(settings)
         with Progress(
             TextColumn("embedding"),
             BarColumn(),
@@ -44,17 +39,18 @@ def ingest_command(
             task = bar.add_task("embed", total=None)
             report = ingest(
                 path,
-                settings,
-                store,
-                embedder,
+                components.settings,
+                components.store,
+                components.embedder,
                 force=force,
                 dry_run=dry_run,
                 progress=lambda done, total: bar.update(task, completed=done, total=total),
+                corpus_listeners=components.corpus_listeners,
             )
     except (IngestError, DocsFolderError, StoreError) as exc:
         fail(str(exc))
     finally:
-        db.close()
+        components.close()
     if as_json:
         print_json(report.summary())
     else:

@@ -8,12 +8,9 @@ from typing import Any
 import typer
 from rich.table import Table
 
-from docubot.cache.invalidation import corpus_changed
-from docubot.cli.common import console, fail, load_settings, print_json
-from docubot.config import Settings
-from docubot.db import Database
-from docubot.rag.keyword import KeywordIndex
-from docubot.store import VectorStore, open_store
+from docubot.cli.common import console, fail, load_components, print_json
+from docubot.components import Components
+from docubot.store import VectorStore
 
 pages_app = typer.Typer(
     help="The indexed pages: list them (the default), or remove one.", invoke_without_command=True
@@ -43,15 +40,17 @@ def page_summaries(store: VectorStore, version: str | None = None) -> list[dict[
     ]
 
 
-def remove_page(settings: Settings, store: VectorStore, url: str) -> tuple[int, int]:
+def remove_page(components: Components, url: str) -> tuple[int, int]:
     """Delete every chunk of `url` in one transaction that bumps the corpus version; the keyword
-    index and the answer caches follow, as after an ingest. Returns (chunks removed, new version)."""
+    index and the corpus listeners follow, as after an ingest. Returns (chunks removed, new version)."""
+    store = components.store
     ids = [chunk_id for chunk_id, metadata in store.all_metadata().items() if metadata["url"] == url]
     if not ids:
         return 0, store.corpus_version()
     version = store.apply([], [], ids)
-    KeywordIndex(settings.keyword_index_dir).rebuild(store)
-    corpus_changed(settings, version)
+    components.keyword_index.rebuild(store)
+    for listener in components.corpus_listeners:
+        listener(version)
     return len(ids), version
 
 
@@ -64,10 +63,12 @@ def pages_command(
     """List the indexed pages with their chunk counts, versions and dates."""
     if ctx.invoked_subcommand is not None:
         return
-    settings = load_settings()
-    with Database(settings) as db:
-        store = open_store(db)
-        pages, corpus_version = page_summaries(store, version), store.corpus_version()
+    components = load_components()
+    try:
+        pages = page_summaries(components.store, version)
+        corpus_version = components.store.corpus_version()
+    finally:
+        components.close()
     if as_json:
         print_json({"corpus_version": corpus_version, "pages": pages})
         return
@@ -84,9 +85,11 @@ def remove_command(
     url: str = typer.Argument(..., help="The page's url, as `docubot pages` shows it."),
 ) -> None:
     """Remove one page's chunks (until the next ingest of a folder that still holds it)."""
-    settings = load_settings()
-    with Database(settings) as db:
-        removed, version = remove_page(settings, open_store(db), url)
+    components = load_components()
+    try:
+        removed, version = remove_page(components, url)
+    finally:
+        components.close()
     if not removed:
         fail(f"no indexed page has the url {url!r} (see `docubot pages`)")
     console.print(f"removed {removed} chunks of {url}; corpus version {version}", highlight=False)

@@ -4,12 +4,9 @@ from __future__ import annotations
 
 import typer
 
-from docubot.cli.common import console, fail, load_settings, print_json
-from docubot.db import Database
-from docubot.embed import make_embedder
-from docubot.rag.keyword import KeywordIndex
-from docubot.rag.retrieve import LATEST, retrieve
-from docubot.store import StoreError, open_store
+from docubot.cli.common import console, fail, load_components, print_json
+from docubot.rag.retrieve import LATEST
+from docubot.store import StoreError
 
 
 def register(app: typer.Typer) -> None:
@@ -24,35 +21,20 @@ def search_command(
     as_json: bool = typer.Option(False, "--json"),
 ) -> None:
     """Show the fragments most similar to QUESTION, with similarity, url and [Page > Section]."""
-    settings = load_settings(retrieval_mode=mode)
-    db = Database(settings)
-    store = open_store(db)
+    components = load_components(retrieval_mode=mode)
     try:
-        if store.count() == 0:
+        if components.store.count() == 0:
             fail("the store is empty: run `docubot ingest PATH` first")
-        embedder = make_embedder(settings)
-        store.check_embedding_model(embedder.name, embedder.dim)
-        hits = retrieve(
-            question,
-            embedder,
-            store,
-            k,
-            version,
-            mode=settings.retrieval_mode,
-            keyword_index=KeywordIndex(settings.keyword_index_dir),
-            rrf_k=settings.rrf_k,
-        )
+        hits = components.retriever.search(question, version=version, k=k).hits
     except StoreError as exc:
         fail(str(exc))
     finally:
-        db.close()
+        components.close()
     if as_json:
         print_json(
             [
                 {
-                    "id": h.id,
-                    "score": round(h.score, 4),
-                    "bm25": None if h.keyword_score is None else round(h.keyword_score, 3),
+                    **h.logged(),
                     "url": h.metadata["url"],
                     "section": h.metadata["section_path"],
                     "version": h.metadata["version"],
@@ -62,9 +44,9 @@ def search_command(
             ]
         )
         return
-    for rank, hit in enumerate(hits, 1):
+    for hit in hits:
         console.print(
-            f"[bold]{rank}. {hit.score:.3f}[/]  [cyan]{hit.metadata['url']}[/]  "
+            f"[bold]{hit.rank}. {hit.score:.3f}[/]  [cyan]{hit.metadata['url']}[/]  "
             f"[{hit.metadata['section_path']}]  v{hit.metadata['version']}",
             highlight=False,
         )

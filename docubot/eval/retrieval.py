@@ -4,13 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from docubot.eval.metrics import ThresholdPoint, auroc, mrr, pick_threshold, recall_at, sweep
 from docubot.eval.sets import Gold, RetrievalCase
+from docubot.rag.retrieve import Mode, RankedHit, Retriever
 from docubot.store import Hit
-
-Search = Callable[[str, int], list[Hit]]
-"""question, k → hits, best first."""
 
 KS = (1, 3, 5, 10)
 
@@ -19,9 +18,16 @@ KS = (1, 3, 5, 10)
 class CaseOutcome:
     case: RetrievalCase
     rank: int | None
-    scores: list[float]
-    top_sections: list[str]
-    keyword_scores: list[float] = field(default_factory=list)
+    """The position (from 1) of the first chunk from a gold section; None when none was found."""
+    hits: list[RankedHit]
+
+    @property
+    def scores(self) -> list[float]:
+        return [h.score for h in self.hits]
+
+    @property
+    def top_sections(self) -> list[str]:
+        return [h.metadata["section_path"] for h in self.hits]
 
     @property
     def best(self) -> float:
@@ -35,7 +41,16 @@ class CaseOutcome:
 
     @property
     def best_keyword(self) -> float:
-        return max(self.keyword_scores, default=0.0)
+        return max((h.keyword_score or 0.0 for h in self.hits), default=0.0)
+
+    def logged(self) -> dict[str, Any]:
+        """The per-question line of `retrieval-<mode>.jsonl`: the ranking as `search` and `ask` log it."""
+        return {
+            "id": self.case.id,
+            "question": self.case.question,
+            "gold_rank": self.rank,
+            "retrieved": [h.logged() for h in self.hits],
+        }
 
 
 @dataclass
@@ -60,21 +75,18 @@ def gold_rank(hits: Sequence[Hit], gold: Sequence[Gold]) -> int | None:
     )
 
 
-def run_cases(cases: Sequence[RetrievalCase], search: Search, k: int = 10, progress=None) -> RetrievalReport:
-    """Retrieve for every case; rank = position of the first chunk from a gold section."""
+def run_cases(
+    cases: Sequence[RetrievalCase],
+    retriever: Retriever,
+    k: int = 10,
+    mode: Mode | None = None,
+    progress: Callable[[], None] | None = None,
+) -> RetrievalReport:
+    """Retrieve for every case with the retriever `ask` and `search` use (latest docs)."""
     outcomes = []
     for case in cases:
-        hits = search(case.question, k)
-        rank = gold_rank(hits, case.gold)
-        outcomes.append(
-            CaseOutcome(
-                case,
-                rank,
-                [h.score for h in hits],
-                [h.metadata["section_path"] for h in hits],
-                [h.keyword_score or 0.0 for h in hits],
-            )
-        )
+        hits = retriever.search(case.question, k=k, mode=mode).hits
+        outcomes.append(CaseOutcome(case, gold_rank(hits, case.gold), hits))
         if progress:
             progress()
     report = RetrievalReport(outcomes)

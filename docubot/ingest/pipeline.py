@@ -18,7 +18,6 @@ from pathlib import Path
 import numpy as np
 from filelock import FileLock, Timeout
 
-from docubot.cache.invalidation import corpus_changed
 from docubot.config import Settings
 from docubot.embed import Embedder
 from docubot.ingest.chunk import Chunk, ChunkLimits, chunk_page, slugify
@@ -29,6 +28,8 @@ from docubot.store import Record, VectorStore
 
 ProgressCallback = Callable[[int, int], None]
 """Called as (embedded so far, total to embed)."""
+CorpusListener = Callable[[int], None]
+"""Called with the new corpus version after a run changed the store."""
 
 OUTLIER_FACTOR = 4
 OUTLIER_MIN_CHUNKS = 8
@@ -99,8 +100,11 @@ def ingest(
     force: bool = False,
     dry_run: bool = False,
     progress: ProgressCallback | None = None,
+    corpus_listeners: Sequence[CorpusListener] = (),
 ) -> IngestReport:
-    """Bring the store in line with `folder`. Raises IngestError subclasses when refused."""
+    """Bring the store in line with `folder`. Raises IngestError subclasses when refused.
+    `corpus_listeners` are called with the new corpus version when the store changed (the
+    deployment's: `Components.corpus_listeners`, which evict stale cached answers)."""
     settings.home.mkdir(parents=True, exist_ok=True)
     lock = FileLock(settings.home / "ingest.lock")
     try:
@@ -110,7 +114,7 @@ def ingest(
             f"another ingest is running on {settings.home} (lock {lock.lock_file}); wait for it to finish"
         ) from exc
     try:
-        return _ingest_locked(folder, settings, store, embedder, force, dry_run, progress)
+        return _ingest_locked(folder, settings, store, embedder, force, dry_run, progress, corpus_listeners)
     finally:
         lock.release()
 
@@ -123,6 +127,7 @@ def _ingest_locked(
     force: bool,
     dry_run: bool,
     progress: ProgressCallback | None,
+    corpus_listeners: Sequence[CorpusListener],
 ) -> IngestReport:
     report = IngestReport(dry_run=dry_run)
     page_files, report.skipped = find_pages(folder)
@@ -165,7 +170,8 @@ def _ingest_locked(
             plan.orphans,
         )
         KeywordIndex(settings.keyword_index_dir).rebuild(store)
-        corpus_changed(settings, report.corpus_version)
+        for listener in corpus_listeners:
+            listener(report.corpus_version)
     else:
         report.corpus_version = store.corpus_version()
     return report

@@ -54,4 +54,4 @@ def make_chat_model(settings: Settings) -> ChatModel | None:
         )
     from docubot.llm.local import LocalModel
 
-    return LocalModel(settings.model_dir, settings.context_window, settings.cpu_threads())
+    return LocalModel(settings.models_dir, settings.context_window, settings.cpu_threads())

@@ -6,7 +6,6 @@ always come from the retrieved chunks' metadata. Every call is recorded in the c
 
 from __future__ import annotations
 
-import copy
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -14,11 +13,12 @@ from typing import Any
 
 from tenacity import Retrying, retry_if_exception, stop_after_attempt, wait_exponential_jitter
 
-from docubot.cache.answers import GLOBAL_SCOPE, AnswerCache, CacheHit, Probe, context_key, user_scope
-from docubot.calllog import CallLog, CallRecord
+from docubot.cache.answers import GLOBAL_SCOPE, CacheHit, Probe, context_key, user_scope
+from docubot.calllog import CallRecord
+from docubot.components import UNSET, Components
 from docubot.config import Settings
 from docubot.db import Database
-from docubot.embed import Embedder, make_embedder
+from docubot.embed import Embedder
 from docubot.llm import (
     ChatModel,
     ChatRequest,
@@ -28,8 +28,8 @@ from docubot.llm import (
     ProviderError,
     Usage,
     complete,
-    make_chat_model,
 )
+from docubot.rag.category import page_category
 from docubot.rag.contract import (
     Answer,
     ContractError,
@@ -40,7 +40,6 @@ from docubot.rag.contract import (
     sources_for,
 )
 from docubot.rag.extractive import extractive_answer
-from docubot.rag.grounding import check_grounding, repair_citations
 from docubot.rag.keyword import KeywordIndex
 from docubot.rag.prompt import (
     PROMPT_VERSION,
@@ -57,14 +56,12 @@ from docubot.rag.question import (
     please_ask,
 )
 from docubot.rag.question import QuestionError as QuestionError  # re-exported: callers import it here
-from docubot.rag.retrieve import LATEST, Mode, build_filters, retrieve
+from docubot.rag.retrieve import LATEST, Mode, RetrievalResult, build_filters
 from docubot.rag.stream_json import FieldStreamer
-from docubot.rag.threshold import refusal_threshold
-from docubot.store import Hit, VectorStore, open_store
+from docubot.rag.verify import Verdict, verify
+from docubot.store import Hit, VectorStore
 
 Status = Callable[[str], None]
-
-_UNSET: Any = object()
 
 
 class EmptyStoreError(RuntimeError):
@@ -109,6 +106,11 @@ class AskResult:
     """Exactly what the model was sent (None when it was not called)."""
     cache: str | None = None
     """exact | semantic when the answer came from a cache, else None."""
+    checks: list[dict[str, Any]] = field(default_factory=list)
+    """The refusal decision, then each check made on the model's answer (quotes, citations, claims,
+    words), per attempt."""
+    retrieval: RetrievalResult | None = None
+    """What retrieval found (None when the answer came from a cache)."""
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -122,41 +124,58 @@ class AskResult:
             "timings_ms": self.timings_ms,
             "error": self.error,
             "cache": self.cache,
+            "checks": self.checks,
+            "retrieved": self.retrieval.logged() if self.retrieval is not None else [],
         }
 
 
 class DocuBot:
-    """Answers questions about the ingested docs. Components default to the configured ones."""
+    """Answers questions about the ingested docs with the parts of a deployment (`Components`).
+
+    `DocuBot()` builds them from the environment; `DocuBot(settings, embedder=…, chat_model=…)`
+    from these settings with some parts given (a shorthand for `DocuBot(Components.from_settings(…))`).
+    """
 
     def __init__(
         self,
-        settings: Settings | None = None,
+        components: Components | Settings | None = None,
         *,
         embedder: Embedder | None = None,
         store: VectorStore | None = None,
-        chat_model: ChatModel | None = _UNSET,
+        chat_model: ChatModel | None = UNSET,
         db: Database | None = None,
     ) -> None:
-        self.settings = settings or Settings()
-        self.db = db or Database(self.settings)
-        self.embedder = embedder or make_embedder(self.settings)
-        self.store = store or open_store(self.db)
-        self.chat_model = make_chat_model(self.settings) if chat_model is _UNSET else chat_model
-        self.call_log = CallLog(self.db)
-        self.keyword_index = KeywordIndex(self.settings.keyword_index_dir)
-        self.threshold = refusal_threshold(self.settings, self.embedder.name)
-        self.cache = (
-            AnswerCache(self.settings, self.embedder, self.db) if self.settings.cache_enabled else None
-        )
+        if not isinstance(components, Components):
+            components = Components.from_settings(
+                components, embedder=embedder, store=store, chat_model=chat_model, db=db
+            )
+        elif embedder is not None or store is not None or chat_model is not UNSET or db is not None:
+            raise TypeError("hand the parts to Components.from_settings, not to DocuBot(components)")
+        self.components = components
+        self.settings = components.settings
+        self.db = components.db
+        self.retriever = components.retriever
+        self.chat_model = components.chat_model
+        self.call_log = components.call_log
+        self.threshold = components.threshold
+        self.refusal = components.refusal
+        self.cache = components.cache
 
-    def fork(self) -> DocuBot:
-        """A DocuBot sharing every component (models, store, indexes, call log) with its own
-        chat-model slot: a conversation wraps the chat model in its usage meter."""
-        return copy.copy(self)
+    @property
+    def embedder(self) -> Embedder:
+        return self.retriever.embedder
+
+    @property
+    def store(self) -> VectorStore:
+        return self.retriever.store
+
+    @property
+    def keyword_index(self) -> KeywordIndex:
+        return self.components.keyword_index
 
     @property
     def provider(self) -> str:
-        return self.chat_model.name if self.chat_model else "none/extractive"
+        return _provider(self.chat_model)
 
     def ask(
         self,
@@ -168,67 +187,71 @@ class DocuBot:
         on_text: Callable[[str], None] | None = None,
         on_status: Status | None = None,
         context: TurnContext | None = None,
+        chat_model: ChatModel | None = None,
     ) -> AskResult:
         """Answer `question` from the docs. `on_text` receives the answer text as it streams;
         `mode` overrides the configured retrieval mode (dense, bm25, hybrid); `context` carries a
-        conversation's history, profile and standalone rewrite."""
+        conversation's history, profile and standalone rewrite; `chat_model` stands in for the
+        bot's own model for this call (a conversation passes its usage meter wrapping it)."""
         question = self._validated(question)
         context = context or TurnContext()
+        model = self.chat_model if chat_model is None else chat_model
         status = on_status or (lambda _: None)
         started = time.perf_counter()
         if is_content_free(question):
             return self._please_ask(question, build_filters(version, filters), on_text, context)
-        self.store.check_embedding_model(self.embedder.name, self.embedder.dim)
+        self.retriever.check_model()
         query_filters = build_filters(version, filters)
         standalone = context.retrieval_question or question
-        probe = self._probe_cache(standalone, query_filters, mode, context)
+        probe = self._probe_cache(standalone, query_filters, mode, context, _provider(model))
         if probe is not None and probe.hit is not None:
             result = _from_cache(probe.hit)
             status(f"answer from the {probe.hit.kind} cache")  # never the cached words: maybe another user's
             if on_text:
                 on_text(result.answer.resposta)
             result.timings_ms.update(total=_ms_since(started))
-            self._log(question, query_filters, [], result, context)
+            self._log(question, query_filters, result, context)
             return result
-        hits = retrieve(
+        retrieval = self.retriever.search(
             standalone,
-            self.embedder,
-            self.store,
-            self.settings.top_k,
-            version,
-            filters,
-            mode=mode or self.settings.retrieval_mode,
-            keyword_index=self.keyword_index,
-            rrf_k=self.settings.rrf_k,
+            version=version,
+            filters=filters,
+            mode=mode,
             query_vector=probe.vector if probe is not None else None,  # the cache embedded the same text
         )
+        hits: list[Hit] = list(retrieval.hits)
         retrieval_ms = _ms_since(started)
-        best = max((h.score for h in hits), default=0.0)
+        best = retrieval.best_similarity
         status(f"retrieval: {len(hits)} chunks, best similarity {best:.3f}")
-        if best < self.threshold:
-            result = AskResult(refusal(), [], "refused", self.provider)
+        decision = self.refusal.decide(standalone, hits, self.store, mode or self.retriever.mode)
+        if decision.refuse:
+            result = AskResult(refusal(), [], "refused", _provider(model))
             if on_text:
                 on_text(result.answer.resposta)
-        elif self.chat_model is None:
+        elif model is None:
             result = AskResult(
                 extractive_answer(question, hits, self.settings.categories, self.threshold),
                 _sources(hits[:2]),
                 "answered",
-                self.provider,
+                _provider(model),
                 grounded=True,
             )
             if on_text:
                 on_text(result.answer.resposta)
         else:
-            result = self._generate(question, hits, self.chat_model, on_text, status, context)
+            result = self._generate(question, hits, model, on_text, status, context)
+        result.checks.insert(
+            0, {"check": "refusal", "refuse": decision.refuse, "p_answerable": decision.probability}
+        )
+        result.retrieval = retrieval
         result.timings_ms.update(retrieval=retrieval_ms, total=_ms_since(started))
         self._remember(probe, result)
-        self._log(question, query_filters, hits, result, context)
+        self._log(question, query_filters, result, context)
         return result
 
     # -- steps ----------------------------------------------------------------------------------
     def _probe_cache(
-        self, question: str, filters: dict[str, Any], mode: Mode | None, context: TurnContext
+        self, question: str, filters: dict[str, Any], mode: Mode | None, context: TurnContext, provider: str
     ) -> Probe | None:
         """Look the standalone question up in the answer caches (None when they are off).
 
@@ -241,10 +264,10 @@ class DocuBot:
         key = context_key(
             {
                 "prompt": PROMPT_VERSION,
-                "provider": self.provider,
+                "provider": provider,
                 "filters": filters,
-                "mode": mode or self.settings.retrieval_mode,
-                "top_k": self.settings.top_k,
+                "mode": mode or self.retriever.mode,
+                "top_k": self.retriever.top_k,
                 "categories": self.settings.categories,
                 "max_answer_tokens": self.settings.max_answer_tokens,
             }
@@ -288,7 +311,7 @@ class DocuBot:
         result = AskResult(please_ask(self.settings.categories), [], EMPTY_QUESTION_OUTCOME, self.provider)
         if on_text:
             on_text(result.answer.resposta)
-        self._log(question, filters, [], result, context)
+        self._log(question, filters, result, context)
         return result
 
     def _validated(self, question: str) -> str:
@@ -306,7 +329,7 @@ class DocuBot:
         status: Status,
         context: TurnContext,
     ) -> AskResult:
-        system = system_prompt(self.settings.categories)
+        system = system_prompt()
         if context.system_extra:
             system = f"{system}\n\n{context.system_extra}"
         try:
@@ -322,7 +345,7 @@ class DocuBot:
                 *history,
                 Message("user", user_message(question, fragments, context.retrieval_question)),
             ),
-            json_schema=answer_schema(self.settings.categories, len(fragments)),
+            json_schema=answer_schema(len(fragments)),
             max_tokens=self.settings.max_answer_tokens,
             temperature=self.settings.temperature,
         )
@@ -331,8 +354,11 @@ class DocuBot:
         first_token: float | None = None
         error: str | None = None
         output: ModelOutput | None = None
-        for attempt in range(2):
-            status("generating…" if attempt == 0 else "the reply broke the contract; asking again…")
+        verdict: Verdict | None = None
+        checks: list[dict[str, Any]] = []
+        asked_again = {"contract": False, "checks": False}
+        for _ in range(3):  # at most one retry for a broken contract and one for failed checks
+            status("generating…")
             try:
                 completion = self._complete_with_retries(model, request, on_text, status)
             except ProviderError as exc:
@@ -342,20 +368,40 @@ class DocuBot:
             usage.output_tokens += completion.usage.output_tokens
             first_token = first_token if first_token is not None else completion.first_token_s
             try:
-                output = parse_model_output(completion.text, self.settings.categories)
-                break
+                output = parse_model_output(completion.text)
             except ContractError as exc:
-                error = f"contract: {exc}"
-                request = _correction(request, completion.text, str(exc))
+                output, error = None, f"contract: {exc}"
+                if asked_again["contract"]:
+                    break
+                asked_again["contract"] = True
+                status("the reply broke the contract; asking again…")
+                note = f"La resposta anterior no complia el format: {exc}. Respon només amb l'objecte JSON."
+                request = _correction(request, completion.text, note)
+                continue
+            if _model_refused(output):
+                break
+            verdict = verify(output, fragments, question)
+            checks += verdict.checks
+            if verdict.ok or asked_again["checks"]:
+                break
+            asked_again["checks"] = True
+            status(f"the answer was withdrawn ({verdict.problem}); asking again…")
+            request = _correction(request, completion.text, verdict.note)
         timings = {"first_token": first_token * 1000} if first_token is not None else {}
         if output is None:
             result = self._fallback(question, hits, model.name, usage, timings, error, status)
-        elif is_refusal_text(output.resposta) or (not output.fonts and output.confianca == "baixa"):
+        elif _model_refused(output):
             result = AskResult(
                 refusal(), [], "refused_by_model", model.name, usage, timings_ms=timings, error=error
             )
+        elif verdict is not None and not verdict.ok:
+            result = self._fallback(question, hits, model.name, usage, timings, verdict.problem, status)
+            if on_text:
+                on_text(f"\n\n{result.answer.resposta}")
         else:
-            result = self._answered(output, fragments, model.name, usage, timings, error)
+            assert verdict is not None
+            result = self._answered(output, verdict, fragments, model.name, usage, timings, error)
+        result.checks = checks
         result.request = sent
         return result
 
@@ -369,7 +415,8 @@ class DocuBot:
         error: str | None,
         status: Status,
     ) -> AskResult:
-        """The extractive answer, with low confidence, when the model cannot give a valid one."""
+        """The extractive answer, said to be one, with low confidence, when the model cannot give
+        a valid, verified one."""
         status(f"the model failed ({error}); answering from the fragments instead")
         answer = extractive_answer(question, hits, self.settings.categories, self.threshold, degraded=True)
         return AskResult(
@@ -379,34 +426,35 @@ class DocuBot:
     def _answered(
         self,
         output: ModelOutput,
+        verdict: Verdict,
         fragments: list[Fragment],
         provider: str,
         usage: Usage,
         timings: dict[str, float],
         error: str | None,
     ) -> AskResult:
-        """The contract from valid model output: sources from metadata, confidence checked."""
-        _, valid = sources_for(output.fonts, fragments)
-        numbers = repair_citations(output.resposta, [f.text for f in fragments], valid)
-        if numbers != valid:
-            error = f"citations repaired: model cited {output.fonts}, the answer comes from {numbers}"
-        urls, cited = sources_for(numbers, fragments)
+        """The contract from verified model output: sources and category from metadata."""
+        urls, cited = sources_for(verdict.cited, fragments)
+        if verdict.repaired_from is not None:
+            error = f"citations repaired: model cited {verdict.repaired_from}, the answer comes from {cited}"
         cited_fragments = [fragments[n - 1] for n in cited] or fragments
-        grounding = check_grounding(output.resposta, [f.text for f in cited_fragments])
-        confidence = output.confianca if grounding.supported else "baixa"
-        answer = Answer(
-            categoria=output.categoria, resposta=output.resposta, fonts=urls, confianca=confidence
-        )
-        if not grounding.supported:
-            error = f"ungrounded: {grounding.unsupported_sentences}"
         cited_hits = sorted((h for f in cited_fragments for h in f.hits), key=lambda h: -h.score)
+        confidence = output.confianca if verdict.words_supported else "baixa"
+        if not verdict.words_supported:
+            error = f"ungrounded: {verdict.unsupported_sentences}"
+        answer = Answer(
+            categoria=page_category(cited_hits[0].metadata, self.settings.categories),
+            resposta=output.resposta,
+            fonts=urls,
+            confianca=confidence,
+        )
         return AskResult(
             answer,
             _sources(cited_hits),
             "answered",
             provider,
             usage,
-            grounding.supported,
+            verdict.words_supported,
             None,
             timings,
             error,
@@ -465,26 +513,12 @@ class DocuBot:
             )
         return fragments, past
 
-    def _log(
-        self,
-        question: str,
-        filters: dict[str, Any],
-        hits: Sequence[Hit],
-        result: AskResult,
-        context: TurnContext,
-    ) -> None:
+    def _log(self, question: str, filters: dict[str, Any], result: AskResult, context: TurnContext) -> None:
         result.call_id = self.call_log.record(
             CallRecord(
                 question=question,
                 filters=filters,
-                retrieved=[
-                    {
-                        "id": h.id,
-                        "score": round(h.score, 4),
-                        "bm25": None if h.keyword_score is None else round(h.keyword_score, 3),
-                    }
-                    for h in hits
-                ],
+                retrieved=result.retrieval.logged() if result.retrieval is not None else [],
                 prompt_version=PROMPT_VERSION,
                 provider=result.provider,
                 outcome=result.outcome,
@@ -516,6 +550,10 @@ def _from_cache(hit: CacheHit) -> AskResult:
     )
 
 
+def _provider(model: ChatModel | None) -> str:
+    return model.name if model is not None else "none/extractive"
+
+
 def _sources(hits: Sequence[Hit]) -> list[Source]:
     return [
         Source(h.metadata["url"], h.metadata["section_path"], h.metadata["version"], round(h.score, 4))
@@ -523,10 +561,14 @@ def _sources(hits: Sequence[Hit]) -> list[Source]:
     ]
 
 
-def _correction(request: ChatRequest, bad_reply: str, problem: str) -> ChatRequest:
-    note = (
-        f"La resposta anterior no complia el format: {problem}. Torna a respondre només amb l'objecte JSON."
-    )
+def _model_refused(output: ModelOutput) -> bool:
+    """The model's own "not in the docs": the fixed phrase, or nothing cited with low confidence."""
+    cited = output.fonts if output.evidencia is None else output.evidencia
+    return is_refusal_text(output.resposta) or (not cited and output.confianca == "baixa")
+
+
+def _correction(request: ChatRequest, bad_reply: str, note: str) -> ChatRequest:
+    """The request again, with the rejected reply and what was wrong with it."""
     messages = (*request.messages, Message("assistant", bad_reply or "(buit)"), Message("user", note))
     return ChatRequest(request.system, messages, request.json_schema, request.max_tokens, request.temperature)
 

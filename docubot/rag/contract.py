@@ -23,13 +23,36 @@ class Answer(BaseModel):
     confianca: Confidence
 
 
-class ModelOutput(BaseModel):
-    """What the model is asked to write: fragment numbers in `fonts`."""
+class Quote(BaseModel):
+    """A sentence the model says it copied from fragment `fragment` (0: it did not say which)."""
 
-    categoria: str
+    fragment: int = 0
+    cita: str
+
+    @field_validator("fragment", mode="before")
+    @classmethod
+    def _number(cls, value: object) -> object:
+        return _fragment_number(value) or 0
+
+
+class ModelOutput(BaseModel):
+    """What the model is asked to write: verbatim quotes (`evidencia`) first, then the answer.
+
+    `evidencia` is None when the reply has no such field (a model or recording that follows the
+    older contract, citing fragment numbers in `fonts`)."""
+
+    evidencia: list[Quote] | None = None
     resposta: str = Field(min_length=1)
     fonts: list[int] = Field(default_factory=list)
     confianca: Confidence
+
+    @field_validator("evidencia", mode="before")
+    @classmethod
+    def _quotes(cls, value: object) -> object:
+        """Accept bare strings as quotes without a fragment number."""
+        if isinstance(value, list):
+            return [{"cita": v} if isinstance(v, str) else v for v in value]
+        return value
 
     @field_validator("fonts", mode="before")
     @classmethod
@@ -44,7 +67,7 @@ class ContractError(ValueError):
     """Model output that is not the contract; the message says what was wrong, for a retry."""
 
 
-def parse_model_output(text: str, categories: Sequence[str]) -> ModelOutput:
+def parse_model_output(text: str) -> ModelOutput:
     """The contract from raw model text: tolerates code fences and prose around the JSON."""
     candidate = _json_object(text)
     if candidate is None:
@@ -60,8 +83,6 @@ def parse_model_output(text: str, categories: Sequence[str]) -> ModelOutput:
     except ValidationError as exc:
         problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
         raise ContractError(f"the JSON does not follow the contract: {problems}") from exc
-    if output.categoria not in categories:
-        output.categoria = "altres" if "altres" in categories else categories[-1]
     return output
 
 

@@ -9,36 +9,35 @@ from typing import Any
 from docubot.store import Hit
 from docubot.text import DEFAULT_LANGUAGE, corpus_languages, detect_language
 
-PROMPT_VERSION = "2026-11-30.1"
+PROMPT_VERSION = "2026-12-01.1"
+MAX_QUOTES = 3
 REFUSAL_TEXT = "No trobo aquesta informació a la documentació disponible."
 CONFIDENCE_LEVELS = ("alta", "mitjana", "baixa")
 
 
-def system_prompt(categories: Sequence[str]) -> str:
-    """The rules. Constant for a given configuration, so the model's prefix cache can reuse it."""
+def system_prompt() -> str:
+    """The rules. Constant, so the model's prefix cache can reuse it. The example is built from
+    placeholders (no product fact), so it cannot teach a feature the docs do not have."""
     return (
         "Ets DocuBot, l'assistent de suport que respon preguntes sobre la documentació de l'empresa.\n"
         "Regles:\n"
-        "1. Fes servir NOMÉS la informació del bloc <documentacio>. No inventis menús, rutes, botons, "
-        "rols, preus, límits ni endpoints que no hi surtin.\n"
-        "2. Respon directament el que es pregunta. Si la pregunta demana un format, una opció o una "
-        "funció i la documentació diu que no és possible, no existeix o no està disponible, aquesta és "
-        "la resposta: digues-ho primer i després dona l'alternativa que indiqui la documentació.\n"
-        "3. Només si cap fragment no parla del que es pregunta, respon exactament "
-        f'"{REFUSAL_TEXT}", amb "fonts": [] i "confianca": "baixa".\n'
-        "4. Respon en l'idioma de la pregunta, en una a tres frases, copiant les rutes de menú "
-        "tal com surten a la documentació.\n"
-        '5. Primer tria a "fonts" els números dels fragments que parlen del que es pregunta; després '
-        "escriu la resposta a partir d'aquests fragments.\n"
-        '6. "confianca": "alta" si un fragment ho diu explícitament, "mitjana" si ho has de deduir, '
+        "1. Fes servir NOMÉS el bloc <documentacio>. No inventis menús, rutes, rols, preus, límits "
+        "ni endpoints.\n"
+        '2. Primer copia a "evidencia", lletra per lletra, les frases dels fragments que responen la '
+        'pregunta, amb el número del fragment. Després escriu "resposta" només amb el que diuen: '
+        'mateixos números, noms, rutes de menú i negacions ("no", "només").\n'
+        "3. Si la documentació diu que no és possible o no està disponible, digues-ho primer i dona "
+        "l'alternativa que indiqui.\n"
+        "4. Només si cap fragment no parla del que es pregunta, respon exactament "
+        f'"{REFUSAL_TEXT}", amb "evidencia": [] i "confianca": "baixa".\n'
+        "5. Respon en l'idioma de la pregunta, en una a tres frases.\n"
+        '6. "confianca": "alta" si una frase ho diu explícitament, "mitjana" si ho dedueixes, '
         '"baixa" si no n\'estàs segur.\n'
-        '7. Respon només amb un objecte JSON: {"fonts": [números]; "resposta": el text; '
-        f'"categoria": una de {", ".join(categories)}; "confianca": "alta", "mitjana" o "baixa"}}.\n'
-        "Exemple. Fragment 1: «La importació des de Trello no està disponible. Pots importar tasques "
-        "des d'un fitxer CSV a *Projecte > Importar*.» Pregunta: «Com importo un tauler de Trello?» "
-        'Resposta: {"fonts": [1], "resposta": "La importació des de Trello no està disponible. '
-        "Pots importar les tasques des d'un fitxer CSV a *Projecte > Importar*.\", "
-        '"categoria": "tasques", "confianca": "alta"}'
+        "Exemple de format amb noms inventats, no de la documentació: Fragment 1: «La funció X no està "
+        "disponible. Fes servir Y des de *Menú A > Opció B*.» Pregunta: «Com faig servir X?» "
+        'Resposta: {"evidencia": [{"fragment": 1, "cita": "La funció X no està disponible."}, '
+        '{"fragment": 1, "cita": "Fes servir Y des de *Menú A > Opció B*."}], "resposta": "La funció X '
+        'no està disponible. Fes servir Y des de *Menú A > Opció B*.", "confianca": "alta"}'
     )
 
 
@@ -113,18 +112,26 @@ def user_message(question: str, fragments: Sequence[Fragment], standalone: str |
     return f"{documentation_block(fragments)}\n\nPregunta: {question}{reading}\n({instruction})"
 
 
-def answer_schema(categories: Sequence[str], fragments: int) -> dict[str, Any]:
-    """JSON schema of what the model writes: fragment numbers, not urls (those come from metadata)."""
+def answer_schema(fragments: int) -> dict[str, Any]:
+    """JSON schema of what the model writes: verbatim quotes with their fragment numbers first,
+    then the answer built from them. Sources and category come from metadata, not from the model."""
     return {
         "type": "object",
         "properties": {
-            "fonts": {
+            "evidencia": {
                 "type": "array",
-                "items": {"type": "integer", "minimum": 1, "maximum": max(fragments, 1)},
+                "maxItems": MAX_QUOTES,
+                "items": {
+                    "type": "object",
+                    "properties": {
+                        "fragment": {"type": "integer", "minimum": 1, "maximum": max(fragments, 1)},
+                        "cita": {"type": "string"},
+                    },
+                    "required": ["fragment", "cita"],
+                },
             },
             "resposta": {"type": "string"},
-            "categoria": {"type": "string", "enum": list(categories)},
             "confianca": {"type": "string", "enum": list(CONFIDENCE_LEVELS)},
         },
-        "required": ["fonts", "resposta", "categoria", "confianca"],
+        "required": ["evidencia", "resposta", "confianca"],
     }

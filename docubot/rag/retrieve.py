@@ -1,9 +1,18 @@
-"""Retrieval: dense (e5 cosine), keyword (BM25) or both fused by reciprocal rank, with filters."""
+"""Retrieval: one `Retriever` turns a question into ranked chunks, the same way for `ask`, `search`,
+`eval`, conversations and the cache probe.
+
+question → query vector (given by the caller, else embedded once) → dense (e5 cosine), keyword
+(BM25) or both fused by reciprocal rank, under the store filters → the post-retrieval stages, in
+order → the best `k`. There are no stages by default; a reranker or a pruner is one more entry in
+`Retriever.stages` (a `Stage`), and every caller gets it.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any, Literal
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol
 
 import numpy as np
 
@@ -16,7 +25,61 @@ ALL_VERSIONS = "all"
 Mode = Literal["dense", "bm25", "hybrid"]
 MODES: tuple[Mode, ...] = ("dense", "bm25", "hybrid")
 CANDIDATES = 30
-"""How deep each ranking goes before fusion."""
+"""How deep each ranking goes before fusion, and how many candidates the stages see."""
+
+
+@dataclass(frozen=True)
+class RankedHit(Hit):
+    """A retrieved chunk with every signal that ranked it. `score` stays the cosine similarity (the
+    refusal signal) whatever the mode; `keyword_score` is its BM25 score when keywords took part."""
+
+    rank: int = 0
+    """Its position after fusion (1 = best), before any post-retrieval stage."""
+    dense_rank: int | None = None
+    """Its position in the dense ranking (None: not among its candidates, or not computed)."""
+    keyword_rank: int | None = None
+    """Its position in the BM25 ranking (None: no shared token, or not computed)."""
+
+    def logged(self) -> dict[str, Any]:
+        """What the call log and the `--json` outputs record about the hit."""
+        return {
+            "id": self.id,
+            "score": round(self.score, 4),
+            "bm25": None if self.keyword_score is None else round(self.keyword_score, 3),
+            "rank": self.rank,
+        }
+
+
+class Stage(Protocol):
+    """A post-retrieval step (reranker, pruner…): gets the candidates best first, returns them
+    reordered, filtered or rewritten. The retriever keeps the first `k` of the last stage's list."""
+
+    name: str
+
+    def __call__(self, question: str, hits: list[RankedHit]) -> list[RankedHit]: ...
+
+
+@dataclass(frozen=True)
+class RetrievalResult:
+    """What one search found, and how: everything later stages and the call log need."""
+
+    question: str
+    mode: Mode
+    filters: dict[str, Any]
+    """The store filters applied (the version choice folded in)."""
+    hits: list[RankedHit]
+    """Best first, at most `k`."""
+    vector: np.ndarray = field(compare=False, repr=False)
+    """The question's embedding (reused by whoever needs it next)."""
+    timings_ms: dict[str, float] = field(default_factory=dict)
+    """`embed` (0 when the vector was given), `rank`, one entry per stage, `total`."""
+
+    @property
+    def best_similarity(self) -> float:
+        return max((h.score for h in self.hits), default=0.0)
+
+    def logged(self) -> list[dict[str, Any]]:
+        return [h.logged() for h in self.hits]
 
 
 def build_filters(version: str = LATEST, extra: Mapping[str, Any] | None = None) -> dict[str, Any]:
@@ -30,44 +93,102 @@ def build_filters(version: str = LATEST, extra: Mapping[str, Any] | None = None)
     return filters
 
 
-def retrieve(
-    question: str,
-    embedder: Embedder,
-    store: VectorStore,
-    k: int,
-    version: str = LATEST,
-    filters: Mapping[str, Any] | None = None,
-    *,
-    mode: Mode = "dense",
-    keyword_index: KeywordIndex | None = None,
-    rrf_k: int = 5,
-    query_vector: np.ndarray | None = None,
-) -> list[Hit]:
-    """The `k` best chunks for `question`, best first. Every hit's `score` is its cosine similarity.
-    `query_vector` is the question's embedding when the caller already has it."""
-    query_filters = build_filters(version, filters)
-    vector = embedder.embed_query(question) if query_vector is None else query_vector
-    if mode == "dense":
-        return store.query(vector, k, query_filters)
-    if keyword_index is None:
-        raise ValueError(f"retrieval mode {mode!r} needs a keyword index")
-    keyword = _keyword_ranking(question, store, keyword_index, query_filters, max(k, CANDIDATES))
-    dense: dict[str, Hit] = {}
-    if mode == "bm25":
-        ranked = [chunk_id for chunk_id, _ in keyword[:k]]
-    else:
-        dense = {h.id: h for h in store.query(vector, max(k, CANDIDATES), query_filters)}
-        ranked = reciprocal_rank_fusion([list(dense), [chunk_id for chunk_id, _ in keyword]], rrf_k)[:k]
-    keyword_scores = dict(keyword)
-    missing = [i for i in ranked if i not in dense]  # keyword-only hits: fetched once, here
-    similarity = store.similarities(vector, missing)
-    found = {r.id: Hit(r.id, r.text, r.metadata, similarity[r.id]) for r in store.get(missing)}
-    found.update(dense)
-    return [
-        Hit(i, found[i].text, found[i].metadata, found[i].score, keyword_scores.get(i, 0.0))
-        for i in ranked
-        if i in found
-    ]
+class Retriever:
+    """Embedder + vector store + keyword index + fusion + default mode and depth + stages."""
+
+    def __init__(
+        self,
+        embedder: Embedder,
+        store: VectorStore,
+        keyword_index: KeywordIndex | None = None,
+        *,
+        mode: Mode = "dense",
+        top_k: int = 4,
+        rrf_k: int = 5,
+        stages: Sequence[Stage] = (),
+    ) -> None:
+        self.embedder = embedder
+        self.store = store
+        self.keyword_index = keyword_index
+        self.mode: Mode = mode
+        self.top_k = top_k
+        self.rrf_k = rrf_k
+        self.stages = list(stages)
+
+    def check_model(self) -> None:
+        """Record the embedding model on first use; raise EmbeddingModelMismatch on another one's store."""
+        self.store.check_embedding_model(self.embedder.name, self.embedder.dim)
+
+    def search(
+        self,
+        question: str,
+        *,
+        version: str = LATEST,
+        filters: Mapping[str, Any] | None = None,
+        mode: Mode | None = None,
+        k: int | None = None,
+        query_vector: np.ndarray | None = None,
+    ) -> RetrievalResult:
+        """The best `k` (default `top_k`) chunks for `question` under `version` and `filters`, by
+        `mode` (default the configured one). `query_vector` is the question's embedding when the
+        caller already has it (the cache probe), so a question is embedded once."""
+        mode = mode or self.mode
+        k = k or self.top_k
+        if mode != "dense" and self.keyword_index is None:
+            raise ValueError(f"retrieval mode {mode!r} needs a keyword index")
+        self.check_model()
+        query_filters = build_filters(version, filters)
+        started = time.perf_counter()
+        vector = self.embedder.embed_query(question) if query_vector is None else query_vector
+        timings = {"embed": _ms_since(started) if query_vector is None else 0.0}
+        mark = time.perf_counter()
+        hits = self._ranked(question, vector, mode, query_filters, max(k, CANDIDATES) if self.stages else k)
+        timings["rank"] = _ms_since(mark)
+        for stage in self.stages:
+            mark = time.perf_counter()
+            hits = stage(question, hits)
+            timings[stage.name] = _ms_since(mark)
+        timings["total"] = _ms_since(started)
+        return RetrievalResult(question, mode, query_filters, hits[:k], vector, timings)
+
+    def _ranked(
+        self, question: str, vector: np.ndarray, mode: Mode, filters: dict[str, Any], depth: int
+    ) -> list[RankedHit]:
+        """The first `depth` chunks by `mode`, each with its ranks and scores."""
+        if mode == "dense":
+            return [
+                RankedHit(h.id, h.text, h.metadata, h.score, rank=n, dense_rank=n)
+                for n, h in enumerate(self.store.query(vector, depth, filters), 1)
+            ]
+        assert self.keyword_index is not None
+        keyword = _keyword_ranking(question, self.store, self.keyword_index, filters, max(depth, CANDIDATES))
+        keyword_ids = [chunk_id for chunk_id, _ in keyword]
+        dense: dict[str, Hit] = {}
+        if mode == "bm25":
+            ranked = keyword_ids[:depth]
+        else:
+            dense = {h.id: h for h in self.store.query(vector, max(depth, CANDIDATES), filters)}
+            ranked = reciprocal_rank_fusion([list(dense), keyword_ids], self.rrf_k)[:depth]
+        missing = [i for i in ranked if i not in dense]  # keyword-only hits: fetched once, here
+        similarity = self.store.similarities(vector, missing)
+        found = {r.id: Hit(r.id, r.text, r.metadata, similarity[r.id]) for r in self.store.get(missing)}
+        found.update(dense)
+        dense_rank = {chunk_id: n for n, chunk_id in enumerate(dense, 1)}
+        keyword_rank = {chunk_id: n for n, chunk_id in enumerate(keyword_ids, 1)}
+        keyword_score = dict(keyword)
+        return [
+            RankedHit(
+                i,
+                found[i].text,
+                found[i].metadata,
+                found[i].score,
+                keyword_score.get(i, 0.0),
+                rank=n,
+                dense_rank=dense_rank.get(i),
+                keyword_rank=keyword_rank.get(i),
+            )
+            for n, i in enumerate((i for i in ranked if i in found), 1)
+        ]
 
 
 def reciprocal_rank_fusion(rankings: list[list[str]], k: int = 5) -> list[str]:
@@ -96,3 +217,7 @@ def _keyword_ranking(
         if len(out) >= depth:
             break
     return out[:depth]
+
+
+def _ms_since(start: float) -> float:
+    return round((time.perf_counter() - start) * 1000, 2)

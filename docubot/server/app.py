@@ -191,7 +191,13 @@ def create_app(settings: Settings, bot: DocuBot | None = None) -> FastAPI:
             raise HTTPException(409, "no docs folder configured on the server (DOCUBOT_DOCS_DIR)")
         options = body or IngestBody()
         report = ingest(
-            settings.docs_dir, settings, bot.store, bot.embedder, force=options.force, dry_run=options.dry_run
+            settings.docs_dir,
+            settings,
+            bot.store,
+            bot.embedder,
+            force=options.force,
+            dry_run=options.dry_run,
+            corpus_listeners=bot.components.corpus_listeners,
         )
         return report.summary()
 

@@ -88,7 +88,7 @@ def openai_router(
         def answer(on_text: TextSink | None, on_status: TextSink | None) -> AskResult:
             if session is not None:
                 return sessions.send(user.name, session, question, on_text=on_text, on_status=on_status)
-            conversation = Conversation(bot.fork(), state=ConversationState(history), user=user.name)
+            conversation = Conversation(bot, state=ConversationState(history), user=user.name)
             return conversation.send(question, on_text=on_text, on_status=on_status)
 
         completion_id = f"chatcmpl-{uuid.uuid4().hex}"

@@ -34,7 +34,6 @@ from docubot.config import Settings
 from docubot.db import Database
 from docubot.llm import Message
 from docubot.rag.answer import AskResult, DocuBot
-from docubot.sessions.erasure import erase_everywhere
 from docubot.sessions.ids import new_session_id, validated
 from docubot.sessions.tables import session_facts, session_turns, session_usage, sessions
 
@@ -205,7 +204,8 @@ class SessionManager:
             _delete_sessions(conn, ids)
         for session_id in ids:
             self._drop(session_id)
-        return {"sessions": len(ids), **erase_everywhere(self.db, user)}
+        erasers = self.bot.components.user_erasers
+        return {"sessions": len(ids), **{name: erase(user) for name, erase in erasers.items()}}
 
     def export_user(self, user: str) -> dict[str, Any]:
         """Everything stored about `user`, as JSON-ready data."""
@@ -299,7 +299,7 @@ class SessionManager:
             .order_by(session_usage.c.turn)
         ).mappings()
         return Conversation(
-            self.bot.fork(),
+            self.bot,
             policy_name=row["policy"],
             state=ConversationState(messages, row["summary"], row["summarized_turns"]),
             profile=UserProfile([Fact(k, v, at) for k, v, at in facts]),

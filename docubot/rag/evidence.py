@@ -1,0 +1,69 @@
+"""Verifying the model's quotes against the fragments it was shown.
+
+A quote is verified when its words occur, in order, in a fragment: accents, case, markdown,
+punctuation and spacing are ignored, and a short slip (a word dropped or changed in a long quote)
+is tolerated. The fragment that really holds the quote is found by search: the number the model
+wrote is only a hint, so a quote with a wrong number still lands on the right source.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from difflib import SequenceMatcher
+
+from docubot.rag.contract import Quote
+from docubot.rag.prompt import Fragment
+from docubot.text import fold
+
+MIN_WORDS = 3
+"""Shorter quotes ("Sí", "No", a table cell) prove nothing."""
+MATCH_SHARE = 0.85
+"""Share of a quote's words that must occur as one run in the fragment (exact runs: 1.0)."""
+
+
+@dataclass(frozen=True)
+class VerifiedQuote:
+    fragment: int
+    """1-based number of the fragment that holds the quote."""
+    text: str
+    claimed: int
+    """The fragment number the model wrote (0: none)."""
+
+
+def verify_quotes(quotes: Sequence[Quote], fragments: Sequence[Fragment]) -> list[VerifiedQuote]:
+    """The quotes found in a fragment (the claimed one first), each once, in the model's order."""
+    words = [_words(f.text) for f in fragments]
+    verified: list[VerifiedQuote] = []
+    for quote in quotes:
+        wanted = _words(quote.cita)
+        if len(wanted) < MIN_WORDS:
+            continue
+        order = sorted(range(len(fragments)), key=lambda i: i + 1 != quote.fragment)
+        found = next((i for i in order if _contains(words[i], wanted)), None)
+        if found is not None and all(v.text != quote.cita for v in verified):
+            verified.append(VerifiedQuote(found + 1, quote.cita, quote.fragment))
+    return verified
+
+
+def _contains(haystack: list[str], needle: list[str]) -> bool:
+    """`needle` occurs in `haystack` word for word, or nearly (MATCH_SHARE of its words, in order,
+    within a window the size of the quote around its longest exact run)."""
+    if f" {' '.join(needle)} " in f" {' '.join(haystack)} ":
+        return True
+    longest = SequenceMatcher(None, haystack, needle, autojunk=False).find_longest_match(
+        0, len(haystack), 0, len(needle)
+    )
+    if longest.size == 0:
+        return False
+    start = max(0, longest.a - longest.b)
+    window = haystack[start : start + len(needle) + 2]
+    blocks = SequenceMatcher(None, window, needle, autojunk=False).get_matching_blocks()
+    return sum(b.size for b in blocks) >= MATCH_SHARE * len(needle)
+
+
+def _words(text: str) -> list[str]:
+    """Folded words without markdown or punctuation: what a faithful copy keeps."""
+    text = fold(text).replace("·", "").replace("’", "'")
+    return re.findall(r"[a-z0-9]+(?:[.,][0-9]+)?", text)

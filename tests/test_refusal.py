@@ -1,0 +1,143 @@
+"""The combined refusal decision: question terms, corpus vocabulary, the fitted model, its storage
+and its evaluation, on the real sample store and retrieval."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from docubot.db import Database
+from docubot.eval.refusal import LabelledQuestion, Row, evaluate_refusal, fit_model, load_refusal_questions
+from docubot.rag.answer import DocuBot
+from docubot.rag.question import EMPTY_QUESTION_OUTCOME, EMPTY_QUESTION_TEXT
+from docubot.rag.refusal import SIGNALS, Refusal, Vocabulary, question_terms
+from docubot.rag.threshold import refusal_threshold, write_refusal_model
+from docubot.store.sql import SQLStore
+
+
+def test_salient_terms_are_names_codes_and_long_numbers_not_sentence_starts() -> None:
+    terms = question_terms("Podem desplegar Nubelia a Heroku amb MongoDB, SAML2 i l'ISO 27001 des de Go?")
+    assert terms.salient == ("nubelia", "heroku", "mongodb", "saml2", "iso", "27001", "go")
+    assert "podem" in terms.content and "podem" not in terms.salient
+    assert question_terms("Okta funciona?").salient == ()  # the first word of a sentence proves nothing
+
+
+@pytest.fixture
+def sample_store(sample_settings):
+    with Database(sample_settings) as db:
+        yield SQLStore(db)
+
+
+def test_vocabulary_knows_inflections_and_sibling_languages_not_absent_products(sample_store) -> None:
+    vocabulary = Vocabulary()
+    for word in ("contrasenya", "contrasena", "exporto", "webhooks", "slack"):
+        assert vocabulary.known(sample_store, word), word
+    for word in ("heroku", "mongodb", "okta", "bitcoins"):
+        assert not vocabulary.known(sample_store, word), word
+    assert vocabulary.language(sample_store) == "ca"
+
+
+@pytest.mark.parametrize(
+    ("question", "refused"),
+    [
+        ("Com restableixo la contrasenya?", False),
+        ("¿Cuánto cuesta el plan Enterprise al mes por usuario?", False),
+        ("How do I create a webhook?", False),
+        ("Podem entrar a Nubelia amb Okta o Azure AD?", True),
+        ("Es pot desplegar Nubelia a Heroku?", True),
+        ("¿Qué base de datos usáis, PostgreSQL o MongoDB?", True),
+    ],
+)
+def test_near_topic_questions_naming_absent_products_are_refused(
+    sample_settings, embedder, question, refused
+) -> None:
+    bot = DocuBot(sample_settings, embedder=embedder, chat_model=None)
+    result = bot.ask(question)
+    assert (result.outcome == "refused") is refused, result.checks
+    decision = result.checks[0]
+    assert decision["check"] == "refusal" and 0.0 <= decision["p_answerable"] <= 1.0
+
+
+def test_an_explicit_threshold_means_the_cosine_floor_alone(sample_settings, embedder) -> None:
+    bot = DocuBot(sample_settings.with_overrides(refusal_threshold=0.0), embedder=embedder, chat_model=None)
+    result = bot.ask("Es pot desplegar Nubelia a Heroku?")
+    assert result.outcome == "answered"
+    assert result.checks[0] == {"check": "refusal", "refuse": False, "p_answerable": None}
+
+
+def test_a_model_for_another_retrieval_mode_is_not_used(sample_settings, embedder) -> None:
+    settings = sample_settings.with_overrides(retrieval_mode="dense")
+    decision = DocuBot(settings, embedder=embedder, chat_model=None).ask("Es pot desplegar Nubelia a Heroku?")
+    assert decision.checks[0]["p_answerable"] is None
+
+
+def rows(points: list[tuple[float, bool, str, bool]]) -> list[Row]:
+    """Rows whose first signal is `value` and the others constant."""
+    return [
+        Row(LabelledQuestion(f"q{i}", f"q{i}", ok, kind, held), [value] + [0.5] * (len(SIGNALS) - 1), value)
+        for i, (value, ok, kind, held) in enumerate(points)
+    ]
+
+
+def test_the_fitted_threshold_keeps_the_target_share_of_answerable_questions() -> None:
+    good = [(0.80 + i / 100, True, "answerable", i % 3 == 0) for i in range(40)]
+    bad = [(0.60 + i / 100, False, "near_topic", i % 3 == 0) for i in range(12)]
+    data = rows(good + bad)
+    model = fit_model([r for r in data if not r.item.held_out], "hybrid", keep=0.97)
+    assert model.weights[0] > 0
+    tune_good = [r for r in data if r.item.answerable and not r.item.held_out]
+    kept = sum(model.probability(r.values) >= model.threshold for r in tune_good)
+    assert kept / len(tune_good) >= 0.97
+    evaluation = evaluate_refusal(data, floor=0.75, mode="hybrid")
+    assert evaluation.combined["holdout"]["refused_near_topic"] == 1.0
+    assert evaluation.combined["holdout"]["kept_answerable"] >= 0.9
+    assert evaluation.signal_auroc["best_similarity"]["tune"] > 0.9
+    assert set(evaluation.combined) >= {"tune", "holdout", "cv3"}
+
+
+def test_a_written_model_is_read_back_and_used(sample_settings, embedder, tmp_path) -> None:
+    settings = sample_settings.with_overrides(home=tmp_path / "home")
+    model = fit_model(rows([(0.9, True, "answerable", False), (0.1, False, "near_topic", False)]), "hybrid")
+    always = {**model.to_json(), "threshold": 1.01}  # refuses everything
+    write_refusal_model(settings, embedder.name, always)
+    assert refusal_threshold(settings, embedder.name) == pytest.approx(0.835)  # the floor is kept apart
+    refusal = Refusal(settings, embedder.name, floor=0.0)
+    assert refusal.model is not None and refusal.model.threshold == 1.01
+    stored = json.loads((settings.home / "calibration.json").read_text())
+    assert stored["refusal_models"][embedder.name]["signals"] == list(SIGNALS)
+
+
+def test_labelled_questions_come_from_both_sets_once_with_a_stratified_holdout(tmp_path: Path) -> None:
+    retrieval = [
+        {"id": f"r{i}", "question": f"Pregunta {i}?", "answerable": i < 9, "gold": [], "facts": []}
+        | ({} if i < 9 else {"kind": "near-topic"})
+        for i in range(12)
+    ]
+    answers = [
+        {"id": "a1", "question": "pregunta 1?", "answerable": True, "split": "holdout"},  # a duplicate
+        {
+            "id": "a2",
+            "question": "Hi ha Okta?",
+            "answerable": False,
+            "kind": "near_topic",
+            "split": "holdout",
+        },
+        {"id": "a3", "question": "...", "answerable": False, "kind": "empty", "split": "tune"},
+    ]
+    (tmp_path / "retrieval.jsonl").write_text("\n".join(json.dumps(r) for r in retrieval))
+    (tmp_path / "answers.jsonl").write_text("\n".join(json.dumps(r) for r in answers))
+    questions = load_refusal_questions(tmp_path)
+    assert len(questions) == 13
+    assert {q.kind for q in questions} == {"answerable", "near_topic"}
+    held = [q for q in questions if q.held_out and q.id.startswith("r")]
+    assert sum(q.answerable for q in held) == 3 and sum(not q.answerable for q in held) == 1
+    assert next(q for q in questions if q.id == "a2").held_out
+
+
+@pytest.mark.parametrize("question", ["...", "?", "¿¡ … !?"])
+def test_a_question_with_no_words_gets_asked_for_one(sample_settings, embedder, question) -> None:
+    result = DocuBot(sample_settings, embedder=embedder, chat_model=None).ask(question)
+    assert result.outcome == EMPTY_QUESTION_OUTCOME
+    assert result.answer.resposta == EMPTY_QUESTION_TEXT and result.answer.fonts == []
