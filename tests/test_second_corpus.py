@@ -25,7 +25,7 @@ from docubot.ingest.files import find_pages
 from docubot.ingest.parse import parse_page
 from docubot.ingest.pipeline import ingest
 from docubot.rag.keyword import KeywordIndex
-from docubot.rag.retrieve import retrieve
+from docubot.rag.retrieve import Retriever
 from docubot.rag.threshold import refusal_threshold
 from docubot.store.sql import SQLStore
 
@@ -129,12 +129,8 @@ def hybrid_report(tmp_path_factory: pytest.TempPathFactory, embedder: E5Embedder
         store = SQLStore(db)
         ingest(DOCS, settings, store, embedder)
         index = KeywordIndex(settings.keyword_index_dir)
-        return run_cases(
-            load_retrieval_set(SET),
-            lambda q, k: retrieve(
-                q, embedder, store, k, mode="hybrid", keyword_index=index, rrf_k=settings.rrf_k
-            ),
-        )
+        retriever = Retriever(embedder, store, index, mode="hybrid", rrf_k=settings.rrf_k)
+        return run_cases(load_retrieval_set(SET), retriever)
 
 
 def test_retrieval_on_the_second_corpus_stays_above_its_floors(hybrid_report: RetrievalReport) -> None:

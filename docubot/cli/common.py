@@ -6,6 +6,7 @@ import json
 from typing import Any, NoReturn
 
 import typer
+from pydantic import ValidationError
 from rich.console import Console
 
 from docubot.components import Components
@@ -18,8 +19,15 @@ err_console = Console(stderr=True)
 def load_settings(**overrides: Any) -> Settings:
     try:
         return Settings().with_overrides(**overrides)
-    except Exception as exc:  # pydantic ValidationError or a broken TOML file
+    except ValidationError as exc:
+        fail(f"invalid configuration: {one_line(exc)}")
+    except Exception as exc:  # a broken TOML file
         fail(f"invalid configuration: {exc}")
+
+
+def one_line(exc: ValidationError) -> str:
+    """`field: problem (got value)` for each problem, on one line (not pydantic's multi-line dump)."""
+    return "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']} (got {e['input']!r})" for e in exc.errors())
 
 
 def load_components(**overrides: Any) -> Components:

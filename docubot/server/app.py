@@ -31,6 +31,8 @@ from docubot.rag.question import checked_question
 from docubot.rag.retrieve import LATEST
 from docubot.server.headers import SecurityHeaders, request_id, response_headers
 from docubot.server.limits import BodyLimit
+from docubot.server.offline_docs import serve_docs_offline
+from docubot.server.openai_api import openai_router
 from docubot.server.sse import TextSink, stream_job
 from docubot.server.users import User, UserStore
 from docubot.sessions import InvalidSessionId, SessionBusy, SessionManager, SessionNotFound
@@ -199,6 +201,8 @@ def create_app(settings: Settings, bot: DocuBot | None = None) -> FastAPI:
         )
         return report.summary()
 
+    app.include_router(openai_router(bot, sessions, current_user, _error_event))
+    serve_docs_offline(app)
     return app
 
 
