@@ -2,9 +2,29 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterator
 
 from docubot.llm import ChatRequest, ProviderError, StreamEvent, Usage
+
+
+def grounded_reply(content: str, prefix: str = "Resposta a") -> str:
+    """An evidence-first reply that passes DocuBot's checks: it quotes the first line of the most
+    relevant fragment (shown last) and answers "<prefix>: <question> <quote>", so a test can still
+    tell which question an answer belongs to."""
+    question = content.rsplit("Pregunta: ", 1)[-1].split("\n")[0]
+    shown = content.count("[Fragment ")
+    block = content.split("<documentacio>\n", 1)[-1].split("\n</documentacio>", 1)[0]
+    body = block.split("\n---\n")[-1].split("\n", 1)[-1]
+    lines = [line.strip() for line in body.splitlines() if line.strip()]
+    quote = next((line for line in lines if not line.startswith(("#", "|", "`", "-", "*"))), "")[:200]
+    return json.dumps(
+        {
+            "evidencia": [{"fragment": max(shown, 1), "cita": quote}],
+            "resposta": f"{prefix}: {question} {quote}",
+            "confianca": "alta",
+        }
+    )
 
 
 class ScriptedModel:
@@ -73,13 +93,4 @@ class ConversationModel(ScriptedModel):
         if request.system.startswith("Resumeix"):
             self.summaries += 1
             return f"Resum {self.summaries}: l'usuari té el pla Business i el projecte Gavina."
-        shown = request.messages[-1].content.count("[Fragment ")
-        question = request.messages[-1].content.rsplit("Pregunta: ", 1)[-1].split("\n")[0]
-        return json.dumps(
-            {
-                "fonts": [shown],
-                "resposta": f"Resposta a: {question}",
-                "categoria": "altres",
-                "confianca": "alta",
-            }
-        )
+        return grounded_reply(request.messages[-1].content)

@@ -84,7 +84,7 @@ def test_extractive_answers_are_valid_and_refusals_are_scored(sample_settings, e
 def test_answers_command_writes_its_report(cli_env) -> None:
     metrics = run_json(["eval", "answers", "--limit", "5", "--reports", str(cli_env)])
     assert metrics["questions"] == 5 and metrics["provider"] == "none/extractive"
-    assert "| r001 |" in (cli_env / "answers.md").read_text() and (cli_env / "answers.png").exists()
+    assert "| a001 |" in (cli_env / "answers.md").read_text() and (cli_env / "answers.png").exists()
 
 
 @pytest.mark.llm

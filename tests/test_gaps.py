@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from docubot.calllog import CallLog, CallRecord
+from docubot.calllog import CallLog, CallRecord, calls
 from docubot.cli import app
 from docubot.components import Components
 from docubot.config import Settings
@@ -70,6 +70,8 @@ NOW = time.time()
 def home(sample_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     copy = tmp_path / "home"
     shutil.copytree(sample_home, copy)
+    with Database(Settings(home=copy)) as db, db.write() as connection:
+        connection.execute(calls.delete())  # other tests' questions to the shared sample home
     for name in ("DOCUBOT_CONFIG", "DOCUBOT_DATABASE_URL"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("DOCUBOT_HOME", str(copy))

@@ -23,6 +23,7 @@ from docubot.rag.answer import DocuBot, QuestionError, TurnContext
 from docubot.rag.question import EMPTY_QUESTION_TEXT, is_content_free
 from docubot.sessions import SessionManager, SessionNotFound
 from tests.corpus_fixtures import with_sample_corpus
+from tests.fakes import grounded_reply
 
 PDF = "Com exporto un informe a PDF?"
 PDF_REWORDED = "Com puc exportar un informe a PDF, si us plau?"
@@ -63,15 +64,7 @@ class TurnModel:
         else:
             self.started.set()
             self.release.wait(30)
-            question = last.rsplit("Pregunta: ", 1)[-1].split("\n")[0]
-            reply = json.dumps(
-                {
-                    "fonts": [1],
-                    "resposta": f"Resposta a: {question}",
-                    "categoria": "altres",
-                    "confianca": "alta",
-                }
-            )
+            reply = grounded_reply(last)
         yield StreamEvent(text=reply)
         yield StreamEvent(usage=Usage(10, 10))
 

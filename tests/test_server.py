@@ -22,6 +22,7 @@ from docubot.rag.prompt import REFUSAL_TEXT
 from docubot.server.app import create_app
 from docubot.server.users import UserStore
 from tests.corpus_fixtures import with_sample_corpus
+from tests.fakes import grounded_reply
 from tests.servers import serving
 
 PDF = "Com exporto un informe a PDF?"
@@ -210,16 +211,9 @@ class SlowModel:
         return max(1, len(text) // 4)
 
     def stream(self, request: ChatRequest):
-        text = json.dumps(
-            {
-                "fonts": [1],
-                "resposta": "Els informes s'exporten des d'Informes > Exportar, a CSV o Excel. " * 3,
-                "categoria": "informes",
-                "confianca": "alta",
-            }
-        )
+        text = grounded_reply(request.messages[-1].content)
         for start in range(0, len(text), 8):
-            time.sleep(0.05)
+            time.sleep(0.1)
             yield StreamEvent(text=text[start : start + 8])
         self.finished.set()
         yield StreamEvent(usage=Usage(10, 10))

@@ -18,13 +18,14 @@ from docubot.rag.answer import DocuBot
 from docubot.rag.prompt import REFUSAL_TEXT
 from docubot.sessions import InvalidSessionId, SessionManager, SessionNotFound
 from tests.corpus_fixtures import with_sample_corpus
+from tests.fakes import grounded_reply
 
 PLANS_URL = "wiki/administracio/plans-i-facturacio"
 
 
 class EchoModel:
-    """Thread-safe stand-in for the LLM: answers "Resposta a: <question>" (or, with `echo_prompt`,
-    the whole prompt it was sent) and rewrites follow-ups to themselves."""
+    """Thread-safe stand-in for the LLM: answers "Resposta a: <question> <quote>" (`grounded_reply`;
+    with `echo_prompt`, the whole prompt it was sent) and rewrites follow-ups to themselves."""
 
     name = "fake/echo"
     context_window = 4096
@@ -47,10 +48,10 @@ class EchoModel:
         elif request.system.startswith("Reescriu"):
             question = last.rsplit("Última pregunta: ", 1)[-1].split("\n")[0]
             text = json.dumps({"pregunta": question})
+        elif self.echo_prompt:
+            text = json.dumps({"fonts": [1], "resposta": prompt, "categoria": "altres", "confianca": "alta"})
         else:
-            question = last.rsplit("Pregunta: ", 1)[-1].split("\n")[0]
-            answer = prompt if self.echo_prompt else f"Resposta a: {question}"
-            text = json.dumps({"fonts": [1], "resposta": answer, "categoria": "altres", "confianca": "alta"})
+            text = grounded_reply(last)
         yield StreamEvent(text=text)
         yield StreamEvent(usage=Usage(self.count_tokens(prompt), self.count_tokens(text)))
 
@@ -226,7 +227,8 @@ def _check_turns(sessions: SessionManager, user: str, session_id: str, expected:
     mixed = [
         (t.question, t.answer["resposta"])
         for t in turns
-        if t.answer["resposta"] not in (f"Resposta a: {t.question}", REFUSAL_TEXT)
+        if not t.answer["resposta"].startswith(f"Resposta a: {t.question} ")
+        and t.answer["resposta"] != REFUSAL_TEXT
     ]
     assert mixed == []  # no answer stored under another question
     assert sum(t.answer["resposta"] != REFUSAL_TEXT for t in turns) >= len(turns) // 2
