@@ -106,7 +106,7 @@ def filled(store: VectorStore, vectors: dict[str, np.ndarray]) -> VectorStore:
 
 
 def test_the_backend_is_the_configured_one(store: VectorStore, backend: str) -> None:
-    expected = {"sqlite": "SQLStore", "postgres": "SQLStore", "chroma": "ChromaStore"}[backend]
+    expected = {"sqlite": "SQLStore", "postgres": "PgVectorStore", "chroma": "ChromaStore"}[backend]
     assert type(store).__name__ == expected
 
 
