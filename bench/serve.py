@@ -62,6 +62,8 @@ async def wave(url: str, key: str, clients: int) -> tuple[list[float], list[floa
             *(one_client(client, n) for n in range(clients)), return_exceptions=True
         )
     ok = [r for r in results if isinstance(r, tuple)]
+    for error in sorted({f"{type(r).__name__}: {r}"[:160] for r in results if not isinstance(r, tuple)}):
+        print(f"  error: {error}")
     return [r[0] for r in ok], [r[1] for r in ok], len(results) - len(ok)
 
 

@@ -12,6 +12,8 @@ from contextlib import contextmanager
 
 import httpx
 
+from docubot.server.run import server_config
+
 
 def free_port() -> int:
     with socket.socket() as s:
@@ -56,7 +58,7 @@ def serving(app: object) -> Iterator[str]:
     import uvicorn
 
     port = free_port()
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))  # type: ignore[arg-type]
+    server = uvicorn.Server(server_config(app, "127.0.0.1", port, log_level="warning"))
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
     deadline = time.monotonic() + 30

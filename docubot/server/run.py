@@ -14,6 +14,9 @@ import uvicorn
 from uvicorn.config import LOGGING_CONFIG
 
 SHUTDOWN_GRACE_S = 2
+KEEP_ALIVE_S = 75
+"""How long an idle keep-alive connection stays open. uvicorn's 5 s default made clients that reuse a
+connection after a busy moment (500 concurrent streams, `bench/serve.py`) hit a closed socket."""
 
 
 def server_config(app: Any, host: str, port: int, log_level: str = "info") -> uvicorn.Config:
@@ -25,6 +28,7 @@ def server_config(app: Any, host: str, port: int, log_level: str = "info") -> uv
         log_level=log_level,
         log_config=_logging(log_level),
         timeout_graceful_shutdown=SHUTDOWN_GRACE_S,
+        timeout_keep_alive=KEEP_ALIVE_S,
     )
 
 
