@@ -33,6 +33,7 @@ from docubot.server.headers import SecurityHeaders, request_id, response_headers
 from docubot.server.limits import BodyLimit
 from docubot.server.offline_docs import serve_docs_offline
 from docubot.server.openai_api import openai_router
+from docubot.server.retry import RetryOnLostConnection
 from docubot.server.sse import TextSink, stream_job
 from docubot.server.users import User, UserStore
 from docubot.sessions import InvalidSessionId, SessionBusy, SessionManager, SessionNotFound
@@ -97,6 +98,7 @@ def create_app(settings: Settings, bot: DocuBot | None = None) -> FastAPI:
     sessions = SessionManager(settings, bot, bot.db)
     app = FastAPI(title="DocuBot", version="1", description="Answers from your documentation, with sources.")
     app.state.users = UserStore(bot.db)
+    app.add_middleware(RetryOnLostConnection)  # innermost: replays a request the database dropped
     app.add_middleware(BodyLimit, max_bytes=settings.max_request_bytes)
     app.add_middleware(SecurityHeaders)
 

@@ -1,0 +1,91 @@
+"""One retry when PostgreSQL goes away under a request (a restart, a failover, a killed backend).
+
+Every write DocuBot makes for a request is one transaction (a turn, a call-log row, a session), so a
+connection lost half-way rolls the whole of it back and running the request again is safe: the
+session keeps the whole turn or none of it. A request is retried once, after a short pause, on a
+fresh connection (the pool checks connections before use); if it fails again the client gets 503
+with JSON (`{"error": "the database is unavailable; try again …", "request_id": …}`), or for a
+stream that started, an `error` event with status 503.
+
+A connection lost during the COMMIT itself leaves it unknown whether the transaction went through;
+the retry then answers again on whatever the database holds (a turn stored twice at worst, never a
+half-written one).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable
+from typing import TypeVar
+
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from docubot.db import lost_connection
+
+RETRY_PAUSE_S = 0.5
+"""Wait before the retry: long enough for a pooled connection to be replaced or a fail-over to start."""
+T = TypeVar("T")
+log = logging.getLogger(__name__)
+
+
+def retrying_once(call: Callable[[], T], what: str) -> T:
+    """`call()`, run once more if it lost the database connection."""
+    try:
+        return call()
+    except Exception as exc:
+        if not lost_connection(exc):
+            raise
+        log.warning("%s lost the database connection (%s); retrying once", what, _first_line(exc))
+    time.sleep(RETRY_PAUSE_S)
+    return call()
+
+
+class RetryOnLostConnection:
+    """ASGI middleware: a request that lost the database connection before its response started is
+    run once more with the same body; the second failure goes on to the app's 503 handler."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        received: list[Message] = []
+        started = False
+
+        async def recording() -> Message:
+            message = await receive()
+            received.append(message)
+            return message
+
+        async def watching(message: Message) -> None:
+            nonlocal started
+            started = started or message["type"] == "http.response.start"
+            await send(message)
+
+        try:
+            await self.app(scope, recording, watching)
+            return
+        except Exception as exc:
+            if started or not lost_connection(exc):
+                raise
+            log.warning(
+                "%s %s lost the database connection (%s); retrying once",
+                scope["method"], scope["path"], _first_line(exc),
+            )
+        replay = [m for m in received if m["type"] == "http.request"]
+
+        async def replaying() -> Message:
+            return replay.pop(0) if replay else await receive()
+
+        await asyncio.sleep(RETRY_PAUSE_S)
+        await self.app(scope, replaying, send)
+
+
+def _first_line(exc: BaseException) -> str:
+    """The driver's message, first line only (no SQL, no parameters)."""
+    text = str(getattr(exc, "orig", None) or exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
