@@ -20,6 +20,7 @@ import time
 from collections.abc import Callable
 from typing import TypeVar
 
+from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from docubot.db import lost_connection
@@ -44,45 +45,49 @@ def retrying_once(call: Callable[[], T], what: str) -> T:
 
 class RetryOnLostConnection:
     """ASGI middleware: a request that lost the database connection before its response started is
-    run once more with the same body; the second failure goes on to the app's 503 handler."""
+    run once more with the same body; if that loses it too, `give_up(scope, error)` is the answer
+    (a 503 here, so that the connection stays open: an error raised on to uvicorn closes it)."""
 
-    def __init__(self, app: ASGIApp) -> None:
+    def __init__(self, app: ASGIApp, give_up: Callable[[Scope, BaseException], Response]) -> None:
         self.app = app
+        self.give_up = give_up
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        received: list[Message] = []
+        body: list[Message] = []
+        """The request's body as the app read it, for the second run."""
+        replay: list[Message] = []
         started = False
 
-        async def recording() -> Message:
+        async def receiving() -> Message:
+            if replay:
+                return replay.pop(0)
             message = await receive()
-            received.append(message)
+            if message["type"] == "http.request":
+                body.append(message)
             return message
 
-        async def watching(message: Message) -> None:
+        async def sending(message: Message) -> None:
             nonlocal started
             started = started or message["type"] == "http.response.start"
             await send(message)
 
-        try:
-            await self.app(scope, recording, watching)
-            return
-        except Exception as exc:
-            if started or not lost_connection(exc):
-                raise
-            log.warning(
-                "%s %s lost the database connection (%s); retrying once",
-                scope["method"], scope["path"], _first_line(exc),
-            )
-        replay = [m for m in received if m["type"] == "http.request"]
-
-        async def replaying() -> Message:
-            return replay.pop(0) if replay else await receive()
-
-        await asyncio.sleep(RETRY_PAUSE_S)
-        await self.app(scope, replaying, send)
+        for attempt in (1, 2):
+            try:
+                await self.app(scope, receiving, sending)
+                return
+            except Exception as exc:
+                if started or not lost_connection(exc):
+                    raise
+                if attempt == 2:
+                    await self.give_up(scope, exc)(scope, receiving, send)
+                    return
+                what = f"{scope['method']} {scope['path']}"
+                log.warning("%s lost the database connection (%s); retrying once", what, _first_line(exc))
+            replay = list(body)
+            await asyncio.sleep(RETRY_PAUSE_S)
 
 
 def _first_line(exc: BaseException) -> str:
