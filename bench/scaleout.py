@@ -92,7 +92,9 @@ def streams(name: str, urls: list[str], key: str, total: int) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--answers", type=int, default=300)
     parser.add_argument("--clients", type=int, default=16)
     parser.add_argument("--streams", type=int, default=1000)

@@ -135,4 +135,3 @@ def test_a_stopped_database_gives_503_json_and_a_restarted_one_serves_again(
             assert client.post("/v1/ask", json={"question": PDF}).status_code == 200
     finally:
         server.remove()
-

@@ -50,9 +50,7 @@ class Pair:
 
 
 @pytest.fixture(scope="module")
-def pair(
-    sample_home: Path, postgres_url: str, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[Pair]:
+def pair(sample_home: Path, postgres_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Pair]:
     """Servers A and B: own data folders, one database holding the sample corpus, one docs folder."""
     folder = tmp_path_factory.mktemp("two-servers")
     name = f"t{uuid.uuid4().hex[:12]}"

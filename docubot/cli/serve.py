@@ -23,7 +23,7 @@ def serve_command(
     host: str = typer.Option("127.0.0.1", "--host", help="Interface to listen on."),
     port: int = typer.Option(8000, "--port", min=1, max=65535),
     workers: int = typer.Option(
-        1, "--workers", min=1, help="Server processes on this port (they share the database; docs/scale-out.md)."
+        1, "--workers", min=1, help="Server processes on this port, sharing the database (docs/scale-out.md)."
     ),
 ) -> None:
     """Serve the HTTP API, its OpenAPI docs (/docs) and the web chat page (/)."""
