@@ -171,6 +171,15 @@ def test_hostile_session_ids_are_rejected_before_any_lookup(db_settings, embedde
         sessions.send(users[0], hostile, "Hola")
 
 
+def test_a_new_session_id_never_looks_like_a_cli_option() -> None:
+    """CI once failed because a random id began with "-" and `sessions show <id>` read it as an option."""
+    from docubot.sessions.ids import new_session_id
+
+    ids = [new_session_id() for _ in range(5_000)]
+    assert not [i for i in ids if i.startswith("-")]
+    assert len(set(ids)) == len(ids)
+
+
 # -- persistence ----------------------------------------------------------------------------------------
 
 

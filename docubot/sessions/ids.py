@@ -13,7 +13,8 @@ class InvalidSessionId(ValueError):
 
 
 def new_session_id() -> str:
-    return secrets.token_urlsafe(16)
+    """A fresh random id that never starts with "-", so a CLI never reads it as an option."""
+    return "s" + secrets.token_urlsafe(16)
 
 
 def validated(session_id: str) -> str:
