@@ -30,6 +30,7 @@ from docubot.rag.answer import DocuBot, EmptyStoreError, QuestionError, TurnCont
 from docubot.rag.question import checked_question
 from docubot.rag.retrieve import LATEST
 from docubot.server.feedback import feedback_router
+from docubot.server.gaps_page import gaps_router
 from docubot.server.headers import SecurityHeaders, request_id, response_headers
 from docubot.server.limits import BodyLimit
 from docubot.server.offline_docs import serve_docs_offline
@@ -204,6 +205,7 @@ def create_app(settings: Settings, bot: DocuBot | None = None) -> FastAPI:
 
     app.include_router(openai_router(bot, sessions, current_user, _error_event))
     app.include_router(feedback_router(bot.db, current_user))
+    app.include_router(gaps_router(bot, app.state.users))
     serve_docs_offline(app)
     return app
 
