@@ -9,7 +9,9 @@ from dataclasses import dataclass
 import httpx
 import pytest
 from sqlalchemy import delete, func, select
+from typer.testing import CliRunner
 
+from docubot.cli import app
 from docubot.config import Settings
 from docubot.db import Database
 from docubot.rag.answer import DocuBot
@@ -57,6 +59,15 @@ def session_with_turns(client: httpx.Client, *questions: str) -> str:
     return session_id
 
 
+def cli_env(settings: Settings) -> dict[str, str]:
+    """The environment that points `docubot` at the API's data folder and database."""
+    return {
+        "DOCUBOT_HOME": str(settings.home),
+        "DOCUBOT_DATABASE_URL": settings.database_url or "",
+        "DOCUBOT_LLM": "none",
+    }
+
+
 def feedback_rows(settings: Settings) -> int:
     with Database(settings) as db, db.read() as conn:
         return int(conn.execute(select(func.count()).select_from(turn_feedback)).scalar_one())
@@ -76,6 +87,8 @@ def test_feedback_is_stored_shown_with_the_turn_replaced_and_removed(api: Api) -
     assert body["rating"] == "down" and body["comment"] == "Falta el pas del menú Informes."
     assert isinstance(body["updated_at"], float)
     assert turns_feedback(anna, sid) == [body, None]
+    shown = CliRunner().invoke(app, ["sessions", "show", sid, "--user", "anna"], env=cli_env(api.settings))
+    assert shown.exit_code == 0 and "👎 Falta el pas del menú Informes." in shown.stdout, shown.output
 
     replaced = anna.put(path, json={"rating": "up", "comment": None}).json()
     assert replaced["rating"] == "up" and replaced["comment"] is None
