@@ -15,16 +15,18 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, HTTPException
 from fastapi.responses import Response
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from docubot.db import Database
 from docubot.server.users import User
-from docubot.sessions.feedback import FeedbackError, FeedbackStore
+from docubot.sessions.feedback import MAX_COMMENT_CHARS, FeedbackError, FeedbackStore
 
 
 class FeedbackBody(BaseModel):
-    rating: str
-    comment: str | None = None
+    rating: str = Field(description="`up` (👍) or `down` (👎).", examples=["down"])
+    comment: str | None = Field(
+        None, description=f"Optional, at most {MAX_COMMENT_CHARS} characters.", examples=["Falta el pas 3."]
+    )
 
 
 def feedback_router(db: Database, current_user: Callable[..., User]) -> APIRouter:
