@@ -196,10 +196,12 @@ def test_search_says_which_rank_orders_the_list_and_heads_each_score(home: Path)
 def test_serve_says_where_to_open_the_page_and_how_to_make_a_key(
     home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    served: list[tuple[str, int]] = []
-    monkeypatch.setattr("docubot.server.run.serve", lambda app_, host, port: served.append((host, port)))
+    served: list[tuple[str, int, int]] = []
+    monkeypatch.setattr(
+        "docubot.server.run.serve", lambda app_, host, port, workers: served.append((host, port, workers))
+    )
     out = run("serve", "--port", "8123")
-    assert served == [("127.0.0.1", 8123)]
+    assert served == [("127.0.0.1", 8123, 1)]
     assert "open http://127.0.0.1:8123/ (chat page)" in out and "http://127.0.0.1:8123/docs" in out
     assert "no API keys yet: make one with `docubot users add NAME`" in out
     anna = User("anna", admin=True, created_at=0.0)

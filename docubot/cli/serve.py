@@ -8,6 +8,7 @@ import typer
 from rich.table import Table
 
 from docubot.cli.common import console, fail, load_settings, print_json
+from docubot.config import Settings
 from docubot.db import Database, DatabaseError
 from docubot.server.users import User, UserError, UserStore
 
@@ -22,20 +23,24 @@ def register(app: typer.Typer) -> None:
 def serve_command(
     host: str = typer.Option("127.0.0.1", "--host", help="Interface to listen on."),
     port: int = typer.Option(8000, "--port", min=1, max=65535),
+    workers: int = typer.Option(
+        1, "--workers", min=1, help="Server processes on this port, sharing the database (docs/scale-out.md)."
+    ),
 ) -> None:
     """Serve the HTTP API, its OpenAPI docs (/docs) and the web chat page (/)."""
     try:
         from docubot.server.app import create_app
-        from docubot.server.run import serve
+        from docubot.server.run import WorkersError, prepare_workers, serve
     except ImportError:
         fail("the server needs its extra: pip install 'docubot[server]'")
+    settings = load_settings()
     try:
-        app = create_app(load_settings())
-    except DatabaseError as exc:
+        app = create_app(settings) if workers == 1 else prepare_workers(settings)
+    except (DatabaseError, WorkersError) as exc:
         fail(str(exc))
-    for line in startup_lines(host, port, app.state.users.list()):
+    for line in startup_lines(host, port, _users(settings)):
         console.print(line, highlight=False, markup=False)
-    serve(app, host, port)  # request-id logs; exits within seconds of SIGTERM even under load
+    serve(app, host, port, workers)  # request-id logs; exits within seconds of SIGTERM even under load
 
 
 def startup_lines(host: str, port: int, users: list[User]) -> list[str]:
@@ -54,6 +59,11 @@ def startup_lines(host: str, port: int, users: list[User]) -> list[str]:
             "/admin/gaps) and paste it into the page"
         )
     return lines
+
+
+def _users(settings: Settings) -> list[User]:
+    with Database(settings) as db:
+        return UserStore(db).list()
 
 
 def _store() -> UserStore:
