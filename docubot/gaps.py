@@ -1,11 +1,11 @@
 """The docs-gap report: what people asked that the docs did not answer well, grouped by similarity.
 
-It reads only the call log (which erasing a user cleans): questions refused, and questions answered
-with low confidence (`confianca` baixa), in the last N days. Their e5 query embeddings are grouped by
-average-linkage agglomerative clustering, cut at a cosine threshold; each group gets its medoid as
-the representative question, its size, when it was last asked, and the page nearest the medoid in
-the store today. 👎 feedback joins in once the database has a `feedback` table; until then the
-report says that source was skipped.
+It reads what erasing a user cleans: from the call log, questions refused and questions answered
+with low confidence (`confianca` baixa); from the sessions, questions whose answer got a 👎 (with
+its comment), in the last N days. A 👎 turn that the call log also lists counts once, as a 👎.
+Their e5 query embeddings are grouped by average-linkage agglomerative clustering, cut at a cosine
+threshold; each group gets its medoid as the representative question, its size, when it was last
+asked, the 👎 comments, and the page nearest the medoid in the store today.
 """
 
 from __future__ import annotations
@@ -18,15 +18,17 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from sqlalchemy import inspect, or_, select
+from sqlalchemy import or_, select
 
 from docubot.calllog import calls
 from docubot.db import Database
 from docubot.embed import Embedder
 from docubot.rag.question import EMPTY_QUESTION_OUTCOME
+from docubot.sessions.tables import session_turns, turn_feedback
 from docubot.store import VectorStore
 
 REFUSED_OUTCOMES = ("refused", "refused_by_model")
+REASONS = ("refused", "low_confidence", "thumbs_down")
 LOW_CONFIDENCE = '"confianca": "baixa"'
 """How a low-confidence contract reads in the call log's JSON (written with `json.dumps`)."""
 DEFAULT_THRESHOLD = 0.86
@@ -43,6 +45,8 @@ class GapQuestion:
     ts: float
     reason: str
     """refused | low_confidence | thumbs_down"""
+    comment: str | None = None
+    """What the user wrote with a 👎."""
 
 
 @dataclass
@@ -54,6 +58,8 @@ class GapCluster:
     nearest_page: dict[str, Any] | None
     questions: list[str] = field(default_factory=list)
     """Up to five distinct members, most similar to the representative first."""
+    comments: list[str] = field(default_factory=list)
+    """The distinct comments given with a 👎 on its members, newest first (at most ten)."""
 
 
 @dataclass
@@ -61,7 +67,8 @@ class GapReport:
     days: float
     since: str
     questions: int
-    sources: dict[str, str]
+    sources: dict[str, int]
+    """How many questions each reason contributed."""
     threshold: float
     clusters: list[GapCluster]
 
@@ -76,12 +83,12 @@ class GapReport:
         }
 
 
-def gap_questions(db: Database, since: float) -> tuple[list[GapQuestion], dict[str, str]]:
-    """The questions worth a look since `since` (newest first, at most MAX_QUESTIONS), and what
-    each source contributed or why it was skipped."""
+def gap_questions(db: Database, since: float) -> tuple[list[GapQuestion], dict[str, int]]:
+    """The questions worth a look since `since` (newest first, at most MAX_QUESTIONS), and how
+    many each reason contributed."""
     with db.read() as conn:
         rows = conn.execute(
-            select(calls.c.question, calls.c.ts, calls.c.outcome, calls.c.answer)
+            select(calls.c.question, calls.c.ts, calls.c.outcome, calls.c.answer, calls.c.session_id)
             .where(
                 calls.c.ts >= since,
                 calls.c.outcome != EMPTY_QUESTION_OUTCOME,  # "?" is no gap in the docs
@@ -90,20 +97,34 @@ def gap_questions(db: Database, since: float) -> tuple[list[GapQuestion], dict[s
             .order_by(calls.c.ts.desc())
             .limit(MAX_QUESTIONS)
         ).all()
-        has_feedback = inspect(conn).has_table("feedback")
-    found = []
-    for question, ts, outcome, answer in rows:
+        disliked = conn.execute(
+            select(
+                session_turns.c.question,
+                session_turns.c.created_at,
+                turn_feedback.c.comment,
+                session_turns.c.session_id,
+            )
+            .join(
+                turn_feedback,
+                (turn_feedback.c.session_id == session_turns.c.session_id)
+                & (turn_feedback.c.turn == session_turns.c.turn),
+            )
+            .where(turn_feedback.c.rating == "down", session_turns.c.created_at >= since)
+            .order_by(session_turns.c.created_at.desc())
+            .limit(MAX_QUESTIONS)
+        ).all()
+    found = [GapQuestion(question, ts, "thumbs_down", comment) for question, ts, comment, _ in disliked]
+    rated = {(session_id, question) for question, _, _, session_id in disliked}
+    for question, ts, outcome, answer, session_id in rows:
+        if (session_id, question) in rated:
+            continue  # the same turn, already counted as a 👎
         if outcome in REFUSED_OUTCOMES:
             found.append(GapQuestion(question, ts, "refused"))
         elif json.loads(answer).get("confianca") == "baixa":
             found.append(GapQuestion(question, ts, "low_confidence"))
+    found = sorted(found, key=lambda q: q.ts, reverse=True)[:MAX_QUESTIONS]
     counts = Counter(q.reason for q in found)
-    sources = {
-        "refused": f"{counts['refused']} questions",
-        "low_confidence": f"{counts['low_confidence']} questions",
-        "feedback": "included" if has_feedback else "skipped: this database has no feedback table",
-    }
-    return found, sources
+    return found, {reason: counts[reason] for reason in REASONS}
 
 
 def cluster(vectors: np.ndarray, threshold: float) -> list[list[int]]:
@@ -146,7 +167,7 @@ def gap_report(
     threshold: float = DEFAULT_THRESHOLD,
     now: float | None = None,
 ) -> GapReport:
-    """The clusters of refused and low-confidence questions of the last `days` days."""
+    """The clusters of refused, low-confidence and 👎 questions of the last `days` days."""
     since = (time.time() if now is None else now) - days * 86400
     questions, sources = gap_questions(db, since)
     vectors = (
@@ -183,7 +204,14 @@ def _describe(
         reasons=dict(Counter(questions[i].reason for i in group)),
         nearest_page=nearest,
         questions=examples,
+        comments=_comments(questions, group),
     )
+
+
+def _comments(questions: list[GapQuestion], group: list[int]) -> list[str]:
+    """The group's distinct 👎 comments, newest first, at most ten."""
+    newest_first = sorted(group, key=lambda i: -questions[i].ts)
+    return list(dict.fromkeys(c for i in newest_first if (c := questions[i].comment)))[:10]
 
 
 def _iso(ts: float) -> str:

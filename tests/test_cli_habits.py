@@ -1,8 +1,11 @@
-"""The CLI's usual habits: --version, config show/path, pages list/remove, one-line errors."""
+"""The CLI's usual habits: --version, shell completion, config show/path, pages list/remove, one-line
+errors, progress lines off a terminal, the search table's headers, eval reports in the data folder,
+and what `serve` says on start."""
 
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -11,11 +14,16 @@ from typer.testing import CliRunner
 
 from docubot import __version__
 from docubot.cli import app
+from docubot.cli.progress import Lines
+from docubot.cli.serve import startup_lines
 from docubot.config import Settings
 from docubot.db import Database
+from docubot.server.users import User
 from docubot.store import open_store
+from tests.corpus_fixtures import SAMPLE_DOCS
 
 REPORTS_URL = "wiki/guies/informes-i-exportacio"
+EVALS = Path(__file__).resolve().parents[1] / "evals" / "nubelia"
 
 
 @pytest.fixture
@@ -96,3 +104,108 @@ def test_a_bad_mode_is_a_one_line_error(home: Path) -> None:
     lines = result.output.strip().splitlines()
     assert len(lines) == 1, result.output
     assert "retrieval_mode" in lines[0] and "'foo'" in lines[0]
+
+
+def complete(words: str) -> list[str]:
+    """What bash completion offers for the command line `words` (cursor on its last word)."""
+    env = {
+        "_DOCUBOT_COMPLETE": "complete_bash",
+        "COMP_WORDS": words,
+        "COMP_CWORD": str(len(words.split()) - 1),
+    }
+    result = CliRunner().invoke(app, [], prog_name="docubot", env=env)
+    assert result.exit_code == 0, result.output
+    return result.stdout.split()
+
+
+def test_shell_completion_is_offered_and_completes_commands_and_subcommands() -> None:
+    assert "--install-completion" in run("--help") and "--show-completion" in run("--help")
+    script = CliRunner().invoke(app, ["--show-completion", "bash"], prog_name="docubot").stdout
+    assert "_DOCUBOT_COMPLETE=complete_bash" in script and "complete " in script
+    assert complete("docubot ev") == ["eval"]
+    assert complete("docubot eval re") == ["retrieval", "refusal", "rewrite"]
+
+
+def test_ingest_prints_progress_lines_off_a_terminal(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    docs = tmp_path / "docs"
+    shutil.copytree(SAMPLE_DOCS / "integracions", docs)
+    monkeypatch.setenv("DOCUBOT_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("DOCUBOT_EMBED_BATCH_SIZE", "1")
+    result = CliRunner().invoke(app, ["ingest", str(docs)])
+    assert result.exit_code == 0, result.output
+    lines = re.findall(r"^embedded (\d+)/(\d+) chunks$", result.stderr, re.MULTILINE)
+    total = int(lines[-1][1])
+    assert total >= 10 and lines[-1] == (str(total), str(total))
+    done = [int(d) for d, _ in lines]
+    assert done == sorted(set(done)) and 5 <= len(done) <= 11  # a line per tenth, not one per chunk
+    assert "━" not in result.stderr  # no bar off a terminal
+    quiet = CliRunner().invoke(app, ["ingest", str(docs), "--force", "--json"])
+    assert quiet.exit_code == 0 and "embedded" not in quiet.stderr
+    assert json.loads(quiet.stdout)["files"] == 2
+
+
+def test_progress_lines_come_every_tenth_or_every_few_seconds() -> None:
+    printed: list[str] = []
+    now = [0.0]
+    lines = Lines(printed.append, "answered", "questions", 100, every_s=15.0, clock=lambda: now[0])
+    for _ in range(100):
+        lines.advance()
+    assert printed == [f"answered {n}/100 questions" for n in range(10, 101, 10)]
+    printed.clear()
+    slow = Lines(printed.append, "answered", "questions", 100, every_s=15.0, clock=lambda: now[0])
+    for _ in range(3):
+        now[0] += 20.0  # a slow model: 20 s per answer
+        slow.advance()
+    assert printed == ["answered 1/100 questions", "answered 2/100 questions", "answered 3/100 questions"]
+
+
+def test_eval_reports_go_to_the_data_folder_with_progress_lines(
+    home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    eval_set = tmp_path / "set"
+    eval_set.mkdir()
+    first_ten = (EVALS / "retrieval.jsonl").read_text(encoding="utf-8").splitlines(keepends=True)[:10]
+    (eval_set / "retrieval.jsonl").write_text("".join(first_ten), encoding="utf-8")
+    result = CliRunner().invoke(app, ["eval", "retrieval", "--set", str(eval_set)])
+    assert result.exit_code == 0, result.output
+    assert (home / "reports" / "retrieval-hybrid.md").is_file() and not (elsewhere / "reports").exists()
+    assert f"reports in {home / 'reports'}/" in result.stderr
+    counts = re.findall(r"^retrieved (\d+)/10 questions$", result.stderr, re.MULTILINE)
+    assert counts == [str(n) for n in range(1, 11)]
+    chosen = tmp_path / "chosen"
+    again = CliRunner().invoke(
+        app, ["eval", "retrieval", "--set", str(eval_set), "--reports", str(chosen), "--json"]
+    )
+    assert again.exit_code == 0 and (chosen / "retrieval-hybrid.md").is_file()
+
+
+def test_search_says_which_rank_orders_the_list_and_heads_each_score(home: Path) -> None:
+    hybrid = run("search", "Com exporto un projecte a CSV?", "--k", "3")
+    assert hybrid.startswith("Ordered by fused rank: reciprocal-rank fusion (k=5) of the dense and keyword")
+    for header in ("fused", "dense", "cosine (#)", "keyword", "BM25 (#)", "fragment"):
+        assert header in hybrid
+    assert "wiki/guies/informes-i-exportacio" in hybrid and re.search(r"0\.\d{3} \(\d+\)", hybrid)
+    dense = run("search", "Com exporto un projecte a CSV?", "--k", "3", "--mode", "dense")
+    assert dense.startswith("Ordered by dense rank: cosine similarity")
+    assert re.search(r"│\s+1 │\s+0\.\d{3} \(1\) │\s+– │", dense), dense  # no keyword score in dense mode
+
+
+def test_serve_says_where_to_open_the_page_and_how_to_make_a_key(
+    home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    served: list[tuple[str, int, int]] = []
+    monkeypatch.setattr(
+        "docubot.server.run.serve", lambda app_, host, port, workers: served.append((host, port, workers))
+    )
+    out = run("serve", "--port", "8123")
+    assert served == [("127.0.0.1", 8123, 1)]
+    assert "open http://127.0.0.1:8123/ (chat page)" in out and "http://127.0.0.1:8123/docs" in out
+    assert "no API keys yet: make one with `docubot users add NAME`" in out
+    anna = User("anna", admin=True, created_at=0.0)
+    everywhere = startup_lines("0.0.0.0", 8000, [anna])
+    assert "http://127.0.0.1:8000/" in everywhere[0] and "every interface" in everywhere[1]
+    assert "1 API users (1 admin); a new key: docubot users add NAME [--admin]" in everywhere[2]
+    assert "http://[::1]:9000/" in startup_lines("::1", 9000, [])[0]

@@ -1,4 +1,5 @@
-"""`docubot gaps`: refused and low-confidence questions from the call log, grouped by topic (real e5)."""
+"""`docubot gaps` and the admin page `/admin/gaps`: refused and low-confidence questions from the call
+log and 👎 answers from the sessions, grouped by topic (real e5); erased users never show."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
+import httpx
 import numpy as np
 import pytest
 from typer.testing import CliRunner
@@ -18,6 +20,10 @@ from docubot.components import Components
 from docubot.config import Settings
 from docubot.db import Database
 from docubot.gaps import cluster, medoid
+from docubot.rag.answer import DocuBot
+from docubot.server.app import create_app
+from docubot.server.users import UserStore
+from tests.servers import serving
 
 TOPICS: dict[str, list[str]] = {
     "offline": [
@@ -124,7 +130,7 @@ def test_gaps_groups_the_seeded_questions_into_their_topics(home: Path, tmp_path
     plot = tmp_path / "gaps.png"
     report = gaps("--plot", str(plot))
     assert report["questions"] == 32
-    assert report["sources"]["feedback"].startswith("skipped")
+    assert report["sources"] == {"refused": 30, "low_confidence": 2, "thumbs_down": 0}
     members = [[topic_of(q) for q in c["questions"]] for c in report["clusters"]]
     big = [c for c in report["clusters"] if c["count"] >= 5]
     assert len(big) == 4
@@ -161,3 +167,77 @@ def test_clustering_stops_at_the_threshold() -> None:
     assert cluster(vectors, 0.95) == [[0, 1], [2]]
     assert cluster(vectors, -1.0) == [[0, 1, 2]]
     assert cluster(np.empty((0, 2), dtype=np.float32), 0.5) == []
+
+
+PDF = "Com exporto un informe a PDF?"
+PAELLA = "Quina és la recepta de la paella?"
+INJECTED = "<script>alert('x')</script> Com faig la paella valenciana?"
+
+
+def ask_and_rate(client: httpx.Client, question: str, comment: str | None) -> dict:
+    """Ask in a new session, give the answer a 👎; returns the stored answer."""
+    session_id = client.post("/v1/sessions").json()["id"]
+    streamed = client.post(f"/v1/sessions/{session_id}/messages", json={"content": question})
+    assert "event: done" in streamed.text, streamed.text
+    rated = client.put(
+        f"/v1/sessions/{session_id}/turns/1/feedback", json={"rating": "down", "comment": comment}
+    )
+    assert rated.status_code == 200, rated.text
+    return client.get(f"/v1/sessions/{session_id}").json()["messages"][0]["answer"]
+
+
+def test_thumbs_down_answers_join_the_report_and_the_admin_page_shows_it(
+    home: Path, sample_settings: Settings, embedder
+) -> None:
+    settings = sample_settings.with_overrides(home=home)
+    bot = DocuBot(settings, embedder=embedder)
+    users = UserStore(bot.db)
+    keys = {name: users.add(name, admin=name == "docs")[1] for name in ("anna", "eva", "docs")}
+    with serving(create_app(settings, bot)) as url:
+        client = {
+            name: httpx.Client(base_url=url, headers={"Authorization": f"Bearer {key}"}, timeout=60)
+            for name, key in keys.items()
+        }
+        assert (
+            ask_and_rate(client["anna"], PDF, "El botó <b>Exportar</b> ja no hi és")["outcome"] == "answered"
+        )
+        assert ask_and_rate(client["anna"], PAELLA, "Cal documentar-ho")["outcome"] == "refused"
+        ask_and_rate(client["anna"], INJECTED, None)
+        ask_and_rate(client["eva"], "Com canvio el logotip de l'empresa?", "comentari privat d'eva")
+        erased = CliRunner().invoke(app, ["sessions", "delete", "--all", "--user", "eva"])
+        assert erased.exit_code == 0, erased.output
+
+        report = gaps()
+        # the refused paella turn is in the call log and got a 👎: it counts once, as a 👎
+        assert report["sources"] == {"refused": 0, "low_confidence": 0, "thumbs_down": 3}
+        pdf = next(c for c in report["clusters"] if c["representative"] == PDF)
+        assert pdf["reasons"] == {"thumbs_down": 1} and pdf["comments"] == [
+            "El botó <b>Exportar</b> ja no hi és"
+        ]
+        assert pdf["nearest_page"]["url"] == "wiki/guies/informes-i-exportacio"
+        paella = next(c for c in report["clusters"] if PAELLA in c["questions"])
+        assert "Cal documentar-ho" in paella["comments"]
+        text = json.dumps(report, ensure_ascii=False)
+        assert "eva" not in text and "logotip" not in text  # erased with its user
+
+        anonymous = httpx.get(f"{url}/admin/gaps")
+        assert anonymous.status_code == 401 and anonymous.headers["www-authenticate"].startswith("Basic")
+        assert client["anna"].get("/admin/gaps").status_code == 403
+        assert httpx.get(f"{url}/admin/gaps", auth=("x", keys["anna"])).status_code == 403
+        assert httpx.get(f"{url}/admin/gaps", auth=("x", "dbk_wrong")).status_code == 401
+        for page in (
+            client["docs"].get("/admin/gaps?days=7"),
+            httpx.get(f"{url}/admin/gaps", auth=("docs", keys["docs"])),
+        ):
+            assert page.status_code == 200 and page.headers["content-type"].startswith("text/html")
+            html = page.text
+            assert f"<td>{PDF}" in html and "wiki/guies/informes-i-exportacio" in html
+            assert "El botó &lt;b&gt;Exportar&lt;/b&gt; ja no hi és" in html and "<b>Exportar" not in html
+            assert "&lt;script&gt;alert(&#x27;x&#x27;)&lt;/script&gt;" in html and "<script" not in html
+            assert "logotip" not in html and "3 questions" in html
+            assert "script-src 'self'" in page.headers["content-security-policy"]
+        assert 'value="7"' in client["docs"].get("/admin/gaps?days=7").text
+        assert client["docs"].get("/admin/gaps?days=0").status_code == 422
+        css = httpx.get(f"{url}/admin/gaps.css")
+        assert css.status_code == 200 and css.headers["content-type"].startswith("text/css")
+    bot.db.close()

@@ -26,7 +26,6 @@ app = typer.Typer(
     help="Answers questions about your markdown documentation, with sources. Offline by default.",
     no_args_is_help=True,
     invoke_without_command=True,  # `docubot --version` alone
-    add_completion=False,
     pretty_exceptions_enable=False,
 )
 _ingest.register(app)

@@ -9,12 +9,12 @@ from pathlib import Path
 from typing import TypeVar, cast
 
 import typer
-from rich.progress import Progress
 
 from docubot.cache.answers import semantic_threshold
 from docubot.chat.conversation import Conversation, make_policy
 from docubot.chat.policies import PolicyError
 from docubot.cli.common import console, err_console, fail, load_settings, print_json
+from docubot.cli.progress import progress
 from docubot.config import Settings
 from docubot.embed import make_embedder
 from docubot.eval.answers import (
@@ -57,7 +57,9 @@ eval_app = typer.Typer(
 )
 
 SET_OPTION = typer.Option(Path("evals/nubelia"), "--set", help="Folder holding retrieval.jsonl.")
-REPORTS_OPTION = typer.Option(Path("reports"), "--reports", help="Where the markdown and PNG reports go.")
+REPORTS_OPTION = typer.Option(
+    None, "--reports", help="Where the markdown and PNG reports go (default: <home>/reports)."
+)
 
 
 def register(app: typer.Typer) -> None:
@@ -67,7 +69,7 @@ def register(app: typer.Typer) -> None:
 @eval_app.command("retrieval")
 def retrieval_command(
     eval_set: Path = SET_OPTION,
-    reports: Path = REPORTS_OPTION,
+    reports: Path | None = REPORTS_OPTION,
     mode: str = typer.Option(None, "--mode", help="dense | bm25 | hybrid | all (compare the three)."),
     as_json: bool = typer.Option(False, "--json"),
 ) -> None:
@@ -79,7 +81,7 @@ def retrieval_command(
         fail(f"unknown mode {mode!r}: dense, bm25, hybrid or all")
     modes = cast(list[Mode], chosen)
     bot = _bot(settings)
-    reports.mkdir(parents=True, exist_ok=True)
+    reports = _reports_folder(reports, settings)
     results = {}
     for name in modes:
         report = _run(eval_set, bot, as_json, name, k=10)
@@ -95,13 +97,13 @@ def retrieval_command(
     if as_json:
         print_json(results[modes[0]] if len(modes) == 1 else results)
     else:
-        err_console.print(f"reports in {reports}/")
+        err_console.print(f"reports in {reports}/", soft_wrap=True, highlight=False)
 
 
 @eval_app.command("refusal")
 def refusal_command(
     eval_set: Path = SET_OPTION,
-    reports: Path = REPORTS_OPTION,
+    reports: Path | None = REPORTS_OPTION,
     target: float = typer.Option(
         0.95, "--target", min=0.5, max=1.0, help="Minimum share of refusals that are right."
     ),
@@ -115,14 +117,11 @@ def refusal_command(
     if not any(not o.case.answerable for o in report.outcomes):
         fail("the set has no unanswerable questions; refusal cannot be measured")
     signals = refusal_signals(report, target)
-    with Progress(console=err_console, disable=as_json, transient=True) as bar:
-        questions = _load(load_refusal_questions, eval_set)
-        task = bar.add_task("refusal signals", total=len(questions))
-        rows = collect(
-            questions, _search(bot), settings.top_k, bot.store, progress=lambda: bar.advance(task)
-        )
+    questions = _load(load_refusal_questions, eval_set)
+    with progress("measured", "questions", len(questions), quiet=as_json) as tracker:
+        rows = collect(questions, _search(bot), settings.top_k, bot.store, progress=tracker.advance)
     combined = evaluate_refusal(rows, bot.threshold, settings.retrieval_mode)
-    reports.mkdir(parents=True, exist_ok=True)
+    reports = _reports_folder(reports, settings)
     markdown = (
         refusal_markdown(signals, target, f"Refusal on {eval_set}")
         + "\n"
@@ -163,7 +162,7 @@ def refusal_command(
 @eval_app.command("rewrite")
 def rewrite_command(
     eval_set: Path = SET_OPTION,
-    reports: Path = REPORTS_OPTION,
+    reports: Path | None = REPORTS_OPTION,
     llm: str = typer.Option(None, "--llm", help="Rewrite with this provider (none: the rule rewrite)."),
     as_json: bool = typer.Option(False, "--json"),
 ) -> None:
@@ -173,12 +172,9 @@ def rewrite_command(
     bot = _bot(settings)
     conversation = Conversation(bot)
 
-    with Progress(console=err_console, disable=as_json, transient=True) as bar:
-        task = bar.add_task("dialogues", total=len(dialogues))
-        report = evaluate_rewrite(
-            dialogues, _search(bot), conversation.rewrite, progress=lambda: bar.advance(task)
-        )
-    reports.mkdir(parents=True, exist_ok=True)
+    with progress("evaluated", "dialogues", len(dialogues), quiet=as_json) as tracker:
+        report = evaluate_rewrite(dialogues, _search(bot), conversation.rewrite, progress=tracker.advance)
+    reports = _reports_folder(reports, settings)
     markdown = rewrite_markdown(report, f"Follow-up rewriting on {eval_set} ({bot.provider})")
     (reports / "rewrite.md").write_text(markdown)
     plot_bars(
@@ -192,7 +188,7 @@ def rewrite_command(
 @eval_app.command("memory")
 def memory_command(
     eval_set: Path = SET_OPTION,
-    reports: Path = REPORTS_OPTION,
+    reports: Path | None = REPORTS_OPTION,
     policy: list[str] = typer.Option(None, "--policy", help="A history policy (repeatable)."),
     as_json: bool = typer.Option(False, "--json"),
 ) -> None:
@@ -204,10 +200,9 @@ def memory_command(
         policies = {name: make_policy(name, bot, None) for name in policy or MEMORY_POLICIES}
     except PolicyError as exc:
         fail(str(exc))
-    with Progress(console=err_console, disable=as_json, transient=True) as bar:
-        task = bar.add_task("policies", total=len(policies))
-        results = evaluate_memory(dialogues, policies, progress=lambda: bar.advance(task))
-    reports.mkdir(parents=True, exist_ok=True)
+    with progress("evaluated", "policies", len(policies), quiet=as_json) as tracker:
+        results = evaluate_memory(dialogues, policies, progress=tracker.advance)
+    reports = _reports_folder(reports, settings)
     markdown = memory_markdown(results, f"Memory of the history policies on {eval_set}")
     (reports / "memory.md").write_text(markdown)
     plot_bars({r.policy: r.retention for r in results}, "retention", reports / "memory.png")
@@ -219,7 +214,7 @@ def memory_command(
 @eval_app.command("answers")
 def answers_command(
     eval_set: Path = SET_OPTION,
-    reports: Path = REPORTS_OPTION,
+    reports: Path | None = REPORTS_OPTION,
     llm: str = typer.Option(None, "--llm", help="local | openai | anthropic | none (default: DOCUBOT_LLM)."),
     limit: int = typer.Option(None, "--limit", min=1, help="Only the first N questions."),
     sample_size: int = typer.Option(None, "--sample", min=1, help="N questions spread over the set."),
@@ -232,10 +227,9 @@ def answers_command(
     cases = [c for c in _load(load_answer_cases, eval_set) if split is None or c.split == split]
     cases = sample(cases, sample_size)[:limit]
     bot = _bot(settings)
-    with Progress(console=err_console, disable=as_json, transient=True) as bar:
-        task = bar.add_task(f"answering ({bot.provider})", total=len(cases))
-        outcomes = evaluate_answers(cases, bot.ask, progress=lambda: bar.advance(task))
-    reports.mkdir(parents=True, exist_ok=True)
+    with progress("answered", "questions", len(cases), quiet=as_json) as tracker:
+        outcomes = evaluate_answers(cases, bot.ask, progress=tracker.advance)
+    reports = _reports_folder(reports, settings)
     markdown = answers_markdown(outcomes, bot.provider, f"Answers on {eval_set}")
     (reports / "answers.md").write_text(markdown)
     summary = answers_summary(outcomes)
@@ -252,7 +246,7 @@ def cache_command(
     pairs: Path = typer.Option(
         Path("evals/nubelia/cache_pairs.jsonl"), "--pairs", help="A cache-pairs file (evals/README.md)."
     ),
-    reports: Path = REPORTS_OPTION,
+    reports: Path | None = REPORTS_OPTION,
     as_json: bool = typer.Option(False, "--json"),
 ) -> None:
     """Semantic cache: hits on same-meaning pairs, false hits on look-alikes, with and without the gate."""
@@ -263,12 +257,9 @@ def cache_command(
         fail(str(exc))
     embedder = make_embedder(settings)
     threshold = semantic_threshold(settings, embedder.name)
-    with Progress(console=err_console, disable=as_json, transient=True) as bar:
-        task = bar.add_task("pairs", total=len(cases))
-        evaluation = evaluate_cache(
-            cases, embedder.embed_query, threshold, progress=lambda: bar.advance(task)
-        )
-    reports.mkdir(parents=True, exist_ok=True)
+    with progress("checked", "pairs", len(cases), quiet=as_json) as tracker:
+        evaluation = evaluate_cache(cases, embedder.embed_query, threshold, progress=tracker.advance)
+    reports = _reports_folder(reports, settings)
     markdown = cache_markdown(evaluation, f"Semantic cache on {pairs}")
     (reports / "cache.md").write_text(markdown)
     plot_cache_sweep(evaluation, reports / "cache.png")
@@ -280,7 +271,14 @@ def _emit(as_json: bool, metrics: dict, markdown: str, reports: Path) -> None:
         print_json(metrics)
     else:
         console.print(markdown, markup=False, highlight=False)
-        err_console.print(f"reports in {reports}/")
+        err_console.print(f"reports in {reports}/", soft_wrap=True, highlight=False)
+
+
+def _reports_folder(reports: Path | None, settings: Settings) -> Path:
+    """`--reports`, else the data folder's `reports/` (not the current folder), created if missing."""
+    folder = reports or settings.home / "reports"
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
 
 
 def _load(loader: Callable[[Path], list[T]], eval_set: Path) -> list[T]:
@@ -303,15 +301,10 @@ def _bot(settings: Settings) -> DocuBot:
 def _run(eval_set: Path, bot: DocuBot, quiet: bool, mode: Mode | None, k: int | None) -> RetrievalReport:
     """Retrieve for every case; `k=None` means the answering depth (top_k), as refusal sees it."""
     cases = _load(load_retrieval_set, eval_set)
-    with Progress(console=err_console, disable=quiet, transient=True) as bar:
-        task = bar.add_task("retrieving", total=len(cases))
+    with progress("retrieved", "questions", len(cases), quiet=quiet) as tracker:
         try:
             return run_cases(
-                cases,
-                bot.retriever,
-                k=k or bot.retriever.top_k,
-                mode=mode,
-                progress=lambda: bar.advance(task),
+                cases, bot.retriever, k=k or bot.retriever.top_k, mode=mode, progress=tracker.advance
             )
         except StoreError as exc:
             fail(str(exc))

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import typer
 from rich.table import Table
+from rich.text import Text
 
 from docubot.cli.common import console, fail, load_components, print_json
 from docubot.gaps import DEFAULT_THRESHOLD, GapReport, gap_report
@@ -23,7 +24,7 @@ def gaps_command(
     as_json: bool = typer.Option(False, "--json"),
     plot: Path | None = typer.Option(None, "--plot", help="Also draw the largest groups to this PNG."),
 ) -> None:
-    """Group the refused and low-confidence questions of the last DAYS days by similarity."""
+    """Group the refused, low-confidence and 👎 questions of the last DAYS days by similarity."""
     components = load_components()
     try:
         report = gap_report(components.db, components.store, components.embedder, days, threshold)
@@ -38,9 +39,9 @@ def gaps_command(
 
 
 def _print(report: GapReport) -> None:
+    sources = ", ".join(f"{reason} {count}" for reason, count in report.sources.items())
     console.print(
-        f"{report.questions} questions since {report.since} in {len(report.clusters)} groups "
-        f"(feedback: {report.sources['feedback']})",
+        f"{report.questions} questions since {report.since} in {len(report.clusters)} groups ({sources})",
         highlight=False,
     )
     table = Table()
@@ -49,7 +50,8 @@ def _print(report: GapReport) -> None:
     for c in report.clusters:
         why = ", ".join(f"{k} {v}" for k, v in c.reasons.items())
         page = f"{c.nearest_page['url']} ({c.nearest_page['similarity']:.2f})" if c.nearest_page else "-"
-        table.add_row(str(c.count), c.representative, c.last_seen, why, page)
+        question = "\n".join([c.representative, *(f"👎 “{comment}”" for comment in c.comments[:3])])
+        table.add_row(str(c.count), Text(question), c.last_seen, why, Text(page))
     console.print(table)
 
 

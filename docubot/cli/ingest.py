@@ -5,10 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import typer
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
 from docubot.cli.common import console, err_console, fail, load_components, print_json
+from docubot.cli.progress import progress
 from docubot.ingest.files import DocsFolderError
 from docubot.ingest.pipeline import IngestError, IngestReport, ingest
 from docubot.store import StoreError
@@ -27,16 +27,7 @@ def ingest_command(
     """Chunk, embed (only what changed) and store a folder of markdown docs."""
     components = load_components()
     try:
-        with Progress(
-            TextColumn("embedding"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TimeRemainingColumn(),
-            console=err_console,
-            disable=as_json,
-            transient=True,
-        ) as bar:
-            task = bar.add_task("embed", total=None)
+        with progress("embedded", "chunks", quiet=as_json) as tracker:
             report = ingest(
                 path,
                 components.settings,
@@ -44,7 +35,7 @@ def ingest_command(
                 components.embedder,
                 force=force,
                 dry_run=dry_run,
-                progress=lambda done, total: bar.update(task, completed=done, total=total),
+                progress=tracker.update,
                 corpus_listeners=components.corpus_listeners,
             )
     except (IngestError, DocsFolderError, StoreError) as exc:

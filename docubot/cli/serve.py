@@ -8,8 +8,9 @@ import typer
 from rich.table import Table
 
 from docubot.cli.common import console, fail, load_settings, print_json
+from docubot.config import Settings
 from docubot.db import Database, DatabaseError
-from docubot.server.users import UserError, UserStore
+from docubot.server.users import User, UserError, UserStore
 
 users_app = typer.Typer(help="API users and their keys.", no_args_is_help=True)
 
@@ -37,7 +38,32 @@ def serve_command(
         app = create_app(settings) if workers == 1 else prepare_workers(settings)
     except (DatabaseError, WorkersError) as exc:
         fail(str(exc))
+    for line in startup_lines(host, port, _users(settings)):
+        console.print(line, highlight=False, markup=False)
     serve(app, host, port, workers)  # request-id logs; exits within seconds of SIGTERM even under load
+
+
+def startup_lines(host: str, port: int, users: list[User]) -> list[str]:
+    """What `serve` prints on start: where to open the page and the docs, and how to get a key."""
+    shown = "127.0.0.1" if host in ("0.0.0.0", "::", "") else host
+    base = f"http://{f'[{shown}]' if ':' in shown else shown}:{port}"
+    lines = [f"DocuBot: open {base}/ (chat page) · {base}/docs (API) · {base}/admin/gaps (docs gaps, admins)"]
+    if host in ("0.0.0.0", "::", ""):
+        lines.append(f"listening on every interface: other machines use this one's address, port {port}")
+    if users:
+        admins = sum(u.admin for u in users)
+        lines.append(f"{len(users)} API users ({admins} admin); a new key: docubot users add NAME [--admin]")
+    else:
+        lines.append(
+            "no API keys yet: make one with `docubot users add NAME` (--admin also for ingest and "
+            "/admin/gaps) and paste it into the page"
+        )
+    return lines
+
+
+def _users(settings: Settings) -> list[User]:
+    with Database(settings) as db:
+        return UserStore(db).list()
 
 
 def _store() -> UserStore:
@@ -50,7 +76,7 @@ def _store() -> UserStore:
 @users_app.command("add")
 def add_command(
     name: str,
-    admin: bool = typer.Option(False, "--admin", help="May call POST /v1/ingest."),
+    admin: bool = typer.Option(False, "--admin", help="May call POST /v1/ingest and open /admin/gaps."),
     as_json: bool = typer.Option(False, "--json"),
 ) -> None:
     """Create a user and print its API key, once: only its hash is kept."""

@@ -63,6 +63,9 @@ def show_command(session_id: str, user: str = USER, as_json: bool = typer.Option
         console.print(t.answer.get("resposta", ""), highlight=False, markup=False)
         for url in t.answer.get("fonts", []):
             console.print(f"  [dim]{url}[/]", highlight=False)
+        if t.feedback:
+            thumb = "👍" if t.feedback["rating"] == "up" else "👎"
+            console.print(f"  {thumb} {t.feedback['comment'] or ''}".rstrip(), highlight=False, markup=False)
 
 
 @sessions_app.command("delete")

@@ -30,6 +30,8 @@ from docubot.ingest.pipeline import IngestError, ingest
 from docubot.rag.answer import DocuBot, EmptyStoreError, QuestionError, TurnContext
 from docubot.rag.question import checked_question
 from docubot.rag.retrieve import LATEST
+from docubot.server.feedback import feedback_router
+from docubot.server.gaps_page import gaps_router
 from docubot.server.headers import SecurityHeaders, request_id, response_headers
 from docubot.server.limits import BodyLimit
 from docubot.server.offline_docs import serve_docs_offline
@@ -205,6 +207,8 @@ def create_app(settings: Settings, bot: DocuBot | None = None) -> FastAPI:
         return report.summary()
 
     app.include_router(openai_router(bot, sessions, current_user, _error_event))
+    app.include_router(feedback_router(bot.db, current_user))
+    app.include_router(gaps_router(bot, app.state.users))
     serve_docs_offline(app)
     return app
 

@@ -35,7 +35,7 @@ from docubot.db import Database
 from docubot.llm import Message
 from docubot.rag.answer import AskResult, DocuBot
 from docubot.sessions.ids import new_session_id, validated
-from docubot.sessions.tables import session_facts, session_turns, session_usage, sessions
+from docubot.sessions.tables import session_facts, session_turns, session_usage, sessions, turn_feedback
 
 TITLE_CHARS = 80
 LIVE_CONVERSATIONS = 256
@@ -77,6 +77,8 @@ class SessionTurn:
     question: str
     answer: dict[str, Any]
     created_at: float
+    feedback: dict[str, Any] | None = None
+    """The owner's `{"rating", "comment", "updated_at"}` on this answer, if any."""
 
 
 class SessionManager:
@@ -130,12 +132,26 @@ class SessionManager:
         with self.db.read() as conn:
             self._row(conn, user, session_id)
             rows = conn.execute(
-                select(session_turns)
+                select(
+                    session_turns, turn_feedback.c.rating, turn_feedback.c.comment, turn_feedback.c.updated_at
+                )
+                .outerjoin(
+                    turn_feedback,
+                    (turn_feedback.c.session_id == session_turns.c.session_id)
+                    & (turn_feedback.c.turn == session_turns.c.turn),
+                )
                 .where(session_turns.c.session_id == session_id)
                 .order_by(session_turns.c.turn)
             ).mappings()
             return [
-                SessionTurn(r["turn"], r["question"], json.loads(r["answer"]), r["created_at"]) for r in rows
+                SessionTurn(
+                    r["turn"],
+                    r["question"],
+                    json.loads(r["answer"]),
+                    r["created_at"],
+                    _feedback(r),
+                )
+                for r in rows
             ]
 
     def delete(self, user: str, session_id: str) -> None:
@@ -221,6 +237,7 @@ class SessionManager:
                             for t in _rows(conn, session_turns, row["id"])
                         ],
                         "facts": _rows(conn, session_facts, row["id"]),
+                        "feedback": _rows(conn, turn_feedback, row["id"]),
                         "usage": _rows(conn, session_usage, row["id"]),
                     }
                 )
@@ -380,7 +397,7 @@ class SessionManager:
 def _delete_sessions(conn: Connection, ids: list[str]) -> None:
     if not ids:
         return
-    for table in (session_turns, session_facts, session_usage):  # explicit: no reliance on cascades
+    for table in (turn_feedback, session_turns, session_facts, session_usage):  # explicit: no cascades
         conn.execute(delete(table).where(table.c.session_id.in_(ids)))
     conn.execute(delete(sessions).where(sessions.c.id.in_(ids)))
 
@@ -388,6 +405,13 @@ def _delete_sessions(conn: Connection, ids: list[str]) -> None:
 def _rows(conn: Connection, table: Any, session_id: str) -> list[dict[str, Any]]:
     rows = conn.execute(select(table).where(table.c.session_id == session_id)).mappings()
     return [{k: v for k, v in r.items() if k != "session_id"} for r in rows]
+
+
+def _feedback(row: Any) -> dict[str, Any] | None:
+    """A turn's feedback from its outer-joined columns (None when it has none)."""
+    if row["rating"] is None:
+        return None
+    return {"rating": row["rating"], "comment": row["comment"], "updated_at": row["updated_at"]}
 
 
 def _info(row: Any) -> SessionInfo:

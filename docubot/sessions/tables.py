@@ -2,7 +2,18 @@
 
 from __future__ import annotations
 
-from sqlalchemy import Column, Float, ForeignKey, Index, Integer, String, Table, Text
+from sqlalchemy import (
+    CheckConstraint,
+    Column,
+    Float,
+    ForeignKey,
+    ForeignKeyConstraint,
+    Index,
+    Integer,
+    String,
+    Table,
+    Text,
+)
 
 from docubot.db import metadata
 
@@ -64,3 +75,20 @@ session_usage = Table(
     Column("rewrite", Text),
 )
 """The usage ledger: every model call a turn made."""
+
+turn_feedback = Table(
+    "turn_feedback",
+    metadata,
+    Column("session_id", String(64), primary_key=True),
+    Column("turn", Integer, primary_key=True),
+    Column("user", String(200), nullable=False),
+    Column("rating", String(8), nullable=False),
+    Column("comment", Text),
+    Column("updated_at", Float, nullable=False),
+    ForeignKeyConstraint(
+        ["session_id", "turn"], ["session_turns.session_id", "session_turns.turn"], ondelete="CASCADE"
+    ),
+    CheckConstraint("rating IN ('up', 'down')", name="turn_feedback_rating"),
+    Index("turn_feedback_user", "user"),
+)
+"""The owner's 👍/👎 on a turn, with an optional comment: one row per turn, erased with it."""
