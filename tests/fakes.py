@@ -94,24 +94,3 @@ class ConversationModel(ScriptedModel):
             self.summaries += 1
             return f"Resum {self.summaries}: l'usuari té el pla Business i el projecte Gavina."
         return grounded_reply(request.messages[-1].content)
-
-
-class DelayedModel:
-    """Another fake, streaming each piece `delay_s` after the last (for stopping an answer midway).
-    `delay_s` can be changed between questions."""
-
-    def __init__(self, inner: ScriptedModel, delay_s: float) -> None:
-        self.inner = inner
-        self.delay_s = delay_s
-        self.name = inner.name
-        self.context_window = inner.context_window
-
-    def count_tokens(self, text: str) -> int:
-        return self.inner.count_tokens(text)
-
-    def stream(self, request: ChatRequest) -> Iterator[StreamEvent]:
-        import time
-
-        for event in self.inner.stream(request):
-            time.sleep(self.delay_s)
-            yield event
