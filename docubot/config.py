@@ -108,6 +108,11 @@ class Settings(BaseSettings):
     # HTTP server
     docs_dir: Path | None = Field(None, description="The docs folder `POST /v1/ingest` re-ingests.")
     max_request_bytes: int = Field(64_000, ge=1024, description="Larger request bodies get 413.")
+    docs_base_url: str | None = Field(
+        None,
+        pattern=r"^https?://\S+$",
+        description="Where the docs are published: the web page links each source to this + its url.",
+    )
 
     categories: list[str] = Field(
         default_factory=lambda: [

@@ -1,17 +1,27 @@
-"""The web chat page, end to end in real headless Chromium (Debian's, driven by Playwright)."""
+"""The web chat page, end to end in real headless Chromium (Debian's, driven by Playwright).
+
+Waits use Playwright's locators and `expect`, never `wait_for_function` with a string: the page's
+Content-Security-Policy forbids evaluating strings, and Playwright's string predicates need that.
+"""
 
 from __future__ import annotations
 
+import json
 import shutil
+import time
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
+import httpx
 import pytest
 
+from docubot.llm import ChatRequest, StreamEvent
 from docubot.rag.answer import DocuBot
 from docubot.server.app import create_app
 from docubot.server.users import UserStore
 from tests.corpus_fixtures import with_sample_corpus
+from tests.fakes import ConversationModel, grounded_reply
 from tests.servers import serving
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
@@ -23,9 +33,49 @@ FLAGS = [
     "--disable-sync",
     "--no-first-run",
 ]
+PDF = "Com exporto un informe a PDF?"
+PASSWORD = "Com restableixo la contrasenya?"
+WAIT_MS = 60_000  # answers on a loaded 2-core machine
 
 
-@pytest.fixture
+class PageModel(ConversationModel):
+    """A scripted model (control flow only): grounded replies with the menu path in bold, plus
+    `extra` text, each piece `delay_s` after the last."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.delay_s = 0.0
+        self.extra = ""
+
+    def _reply(self, request: ChatRequest) -> str:
+        if request.system.startswith(("Reescriu", "Resumeix")):
+            return super()._reply(request)
+        reply = json.loads(grounded_reply(request.messages[-1].content))
+        bold = reply["resposta"].replace("*Informes > Exportar*", "**Informes > Exportar**")
+        return json.dumps({**reply, "resposta": bold + self.extra}, ensure_ascii=False)
+
+    def stream(self, request: ChatRequest) -> Iterator[StreamEvent]:
+        for event in super().stream(request):
+            time.sleep(self.delay_s)
+            yield event
+
+
+@dataclass
+class Site:
+    url: str
+    key: str
+    model: PageModel | None = None
+
+    def session(self, session_id: str) -> dict:
+        headers = {"Authorization": f"Bearer {self.key}"}
+        return httpx.get(f"{self.url}/v1/sessions/{session_id}", headers=headers, timeout=30).json()
+
+    def sessions(self) -> list[dict]:
+        headers = {"Authorization": f"Bearer {self.key}"}
+        return httpx.get(f"{self.url}/v1/sessions", headers=headers, timeout=30).json()
+
+
+@pytest.fixture(scope="module")
 def browser() -> Iterator[object]:
     from playwright.sync_api import sync_playwright
 
@@ -37,83 +87,222 @@ def browser() -> Iterator[object]:
         chromium.close()
 
 
-@pytest.fixture
-def site(sample_settings, embedder, tmp_path) -> Iterator[tuple[str, str]]:
+def _serve(sample_settings, embedder, tmp_path, model: PageModel | None) -> Iterator[Site]:
     settings = with_sample_corpus(sample_settings, f"sqlite:///{tmp_path / 'web.db'}")
-    bot = DocuBot(settings, embedder=embedder, chat_model=None)
+    bot = DocuBot(settings, embedder=embedder, chat_model=model)
     _, key = UserStore(bot.db).add("anna")
     with serving(create_app(settings, bot)) as url:
-        yield url, key
+        yield Site(url, key, model)
     bot.db.close()
 
 
-def log_in(page, url: str, key: str) -> None:
-    page.goto(url)
-    page.fill("#api-key", key)
+@pytest.fixture
+def site(sample_settings, embedder, tmp_path) -> Iterator[Site]:
+    """The page over the sample docs, answering with the extractive provider."""
+    yield from _serve(sample_settings, embedder, tmp_path, None)
+
+
+@pytest.fixture
+def model_site(sample_settings, embedder, tmp_path) -> Iterator[Site]:
+    """The page over the sample docs, answering with `PageModel`."""
+    yield from _serve(sample_settings, embedder, tmp_path, PageModel())
+
+
+def log_in(page, site: Site) -> None:
+    page.goto(site.url)
+    page.fill("#api-key", site.key)
     page.click("#key-form button")
+    page.locator("#sidebar").wait_for()
 
 
-def start_session(page, url: str, key: str) -> None:
-    log_in(page, url, key)
-    page.click("#new-session")
+def ask(page, question: str) -> object:
+    """Type and send `question` with Enter; the answer's bubble."""
+    page.fill("#question", question)
+    page.press("#question", "Enter")
+    return page.locator(".msg.bot").last
 
 
-def test_ask_in_the_page_and_see_the_streamed_answer_with_sources(browser, site, tmp_path) -> None:
-    url, key = site
+def answered(answer) -> None:
+    answer.locator(".meta").wait_for(timeout=WAIT_MS)
+
+
+def test_status_line_then_a_bold_menu_path_then_stop_and_retry(browser, model_site) -> None:
+    from playwright.sync_api import expect
+
+    assert model_site.model is not None
+    page = browser.new_page(viewport={"width": 1280, "height": 800})
+    log_in(page, model_site)
+    model_site.model.delay_s = 0.05
+    answer = ask(page, PDF)
+    expect(answer.locator(".status")).to_contain_text("Generant la resposta", timeout=WAIT_MS)
+    expect(answer.locator(".text strong")).to_have_text("Informes > Exportar", timeout=WAIT_MS)
+    assert (
+        answer.locator(".text").evaluate("e => e.innerHTML").count("<strong>Informes &gt; Exportar</strong>")
+        == 1
+    )
+    expect(answer.locator(".status")).to_be_hidden()
+    [session] = model_site.sessions()
+
+    model_site.model.delay_s = 0.1  # slow enough to stop midway
+    stopped = ask(page, PASSWORD)
+    expect(stopped.locator(".text")).to_contain_text("Resposta a", timeout=WAIT_MS)
+    page.click("#stop")
+    expect(stopped.locator(".status")).to_contain_text("Resposta aturada", timeout=10_000)
+    half = stopped.locator(".text").inner_text()
+    time.sleep(1.5)  # the server notices at its next piece of text
+    assert model_site.session(session["id"])["turns"] == 1  # nothing of the stopped answer was stored
+
+    model_site.model.delay_s = 0.0
+    stopped.locator(".retry").click()
+    retried = page.locator(".msg.bot").last
+    answered(retried)
+    assert page.locator(".msg.bot").count() == 2 and page.locator(".msg.user").count() == 2
+    stored = model_site.session(session["id"])["messages"]
+    assert [t["turn"] for t in stored] == [1, 2] and stored[1]["question"] == PASSWORD
+    assert stored[1]["answer"]["resposta"].startswith(half.strip()[:20])
+    assert len(stored[1]["answer"]["resposta"]) > len(half)  # the whole answer, not the stopped half
+
+    page.reload()
+    page.locator("#sessions li button.open").first.click()
+    expect(page.locator(".msg.bot")).to_have_count(2)
+    expect(page.locator(".msg.bot .text strong").first).to_have_text("Informes > Exportar")
+
+
+def test_feedback_with_a_comment_is_stored_and_shown_after_a_reload(browser, site) -> None:
+    """Needs the feedback API (`PUT|DELETE /v1/sessions/{id}/turns/{turn}/feedback`)."""
+    from playwright.sync_api import expect
+
     page = browser.new_page(viewport={"width": 1100, "height": 800})
-    start_session(page, url, key)
-    page.fill("#question", "Com exporto un informe a PDF?")
-    page.click("#send")
-    answer = page.locator(".msg.bot").last
-    answer.locator(".sources a").first.wait_for(timeout=20_000)
-    assert "PDF" in answer.locator(".text").inner_text()
-    link = answer.locator(".sources a").first
-    assert link.inner_text().startswith("[Informes i exportació >")
-    assert "v2026.2" in answer.locator(".sources li").first.inner_text()
-    assert answer.locator(".badge").inner_text().startswith("confiança ")
-    assert page.locator("#sessions li").count() == 1
-    assert "Com exporto" in page.locator("#sessions li button.open").inner_text()
-    page.screenshot(path=str(tmp_path / "desktop.png"))
+    log_in(page, site)
+    answer = ask(page, PDF)
+    answered(answer)
+    answer.locator(".feedback .rate.down").click()
+    expect(answer.locator(".feedback .rate.down")).to_have_attribute("aria-pressed", "true")
+    answer.locator(".comment-form textarea").fill("Volia saber com fer-ho amb Excel.")
+    answer.locator(".comment-form button").click()
+    expect(answer.locator(".feedback .comment")).to_contain_text("Volia saber com fer-ho amb Excel.")
+    [session] = site.sessions()
+    feedback = site.session(session["id"])["messages"][0]["feedback"]
+    assert feedback["rating"] == "down" and feedback["comment"] == "Volia saber com fer-ho amb Excel."
 
-    page.reload()  # the key is remembered; the conversation is still there
+    page.reload()
     page.locator("#sessions li button.open").click()
-    page.locator(".msg.bot .sources a").first.wait_for(timeout=10_000)
-    page.locator("#sessions li button.delete").click()
-    page.wait_for_function("document.querySelectorAll('#sessions li').length === 0")
-    assert page.locator("#chat").is_hidden()
+    again = page.locator(".msg.bot").last
+    expect(again.locator(".feedback .rate.down")).to_have_attribute("aria-pressed", "true")
+    expect(again.locator(".feedback .rate.up")).to_have_attribute("aria-pressed", "false")
+    expect(again.locator(".feedback .comment")).to_contain_text("Volia saber com fer-ho amb Excel.")
+    again.locator(".feedback .rate.down").click()  # pressing it again takes the rating back
+    expect(again.locator(".feedback .rate.down")).to_have_attribute("aria-pressed", "false")
+    assert site.session(session["id"])["messages"][0]["feedback"] is None
 
 
-def test_the_page_fits_a_phone_screen(browser, site, tmp_path) -> None:
-    url, key = site
-    page = browser.new_page(viewport={"width": 375, "height": 740}, device_scale_factor=2)
-    start_session(page, url, key)
-    page.fill("#question", "Com restableixo la contrasenya si l'he oblidada del tot?")
-    page.click("#send")
-    page.locator(".msg.bot .sources a").first.wait_for(timeout=20_000)
-    overflow = page.evaluate("document.documentElement.scrollWidth - document.documentElement.clientWidth")
-    assert overflow <= 0
-    for selector in ("#ask-form", ".msg.bot", "#sessions"):
+def test_examples_sources_rename_search_and_keyboard(browser, site) -> None:
+    from playwright.sync_api import expect
+
+    page = browser.new_page(viewport={"width": 1280, "height": 800})
+    page.goto(site.url)
+    expect(page.locator("#welcome")).to_contain_text("docubot users add")  # where a key comes from
+    log_in(page, site)
+    examples = page.locator("#empty .example")
+    expect(examples).to_have_count(3)
+    first = examples.first.inner_text()
+    assert first == "Com puc convidar membres?"
+    examples.first.click()
+    answer = page.locator(".msg.bot").last
+    answered(answer)
+    assert page.locator(".msg.user .text").inner_text() == first
+    expect(page.locator("#empty")).to_be_hidden()
+
+    panel = answer.locator(".sources details").first  # no docs base URL: the section itself
+    assert answer.locator(".sources a").count() == 0
+    panel.locator("summary").click()
+    expect(panel.locator(".section-text")).to_contain_text("Convida", timeout=WAIT_MS)
+
+    expect(page.locator("#sessions li")).to_have_count(1)
+    page.locator("#sessions li button.rename").click()
+    page.fill("#sessions li .rename-form input", "Gent nova a l'equip")
+    page.press("#sessions li .rename-form input", "Enter")
+    expect(page.locator("#sessions li button.open")).to_have_text("Gent nova a l'equip")
+
+    page.click("#new-session")
+    expect(page.locator("#empty")).to_be_visible()
+    expect(page.locator(".msg")).to_have_count(0)
+    page.fill("#question", "Com exporto un informe")
+    page.press("#question", "Shift+Enter")
+    page.keyboard.type("a PDF?")
+    assert page.input_value("#question") == "Com exporto un informe\na PDF?"
+    assert page.locator(".msg").count() == 0  # Shift+Enter only breaks the line
+    page.press("#question", "Enter")
+    answered(page.locator(".msg.bot").last)
+    expect(page.locator("#sessions li")).to_have_count(2)
+
+    page.fill("#session-search", "GENT NOVA")  # case and accents do not matter
+    expect(page.locator("#sessions li:visible")).to_have_count(1)
+    expect(page.locator("#sessions li:visible button.open")).to_have_text("Gent nova a l'equip")
+    page.fill("#session-search", "res d'això")
+    expect(page.locator("#sessions li:visible")).to_have_count(0)
+    expect(page.locator("#no-match")).to_be_visible()
+
+    page.reload()
+    expect(page.locator("#sessions li button.open").last).to_have_text("Gent nova a l'equip")
+    page.locator("#sessions li button.delete").first.click()
+    expect(page.locator("#sessions li")).to_have_count(1)
+
+
+def test_the_page_fits_a_phone_screen(browser, site) -> None:
+    from playwright.sync_api import expect
+
+    page = browser.new_page(viewport={"width": 390, "height": 844}, device_scale_factor=2)
+    page.goto(site.url)
+    assert _overflow(page) <= 0
+    log_in(page, site)
+    answer = ask(page, "Com restableixo la contrasenya si l'he oblidada del tot?")
+    answered(answer)
+    answer.locator(".sources summary").first.click()
+    expect(answer.locator(".section-text").first).to_contain_text("contrasenya", timeout=WAIT_MS)
+    assert _overflow(page) <= 0
+    for selector in ("#ask-form", ".msg.bot", "#sessions", ".sources details", ".feedback"):
         box = page.locator(selector).first.bounding_box()
-        assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= 375
-    page.screenshot(path=str(tmp_path / "phone.png"), full_page=True)
+        assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= 390, selector
+
+
+def _overflow(page) -> int:
+    return int(
+        page.evaluate("() => document.documentElement.scrollWidth - document.documentElement.clientWidth")
+    )
 
 
 def test_a_wrong_key_is_told_and_nothing_else_shows(browser, site) -> None:
-    url, _ = site
+    from playwright.sync_api import expect
+
     page = browser.new_page()
-    log_in(page, url, "dbk_wrong")
-    page.wait_for_function("document.getElementById('notice').textContent.length > 0")
-    assert "missing or unknown API key" in page.inner_text("#notice")
+    page.goto(site.url)
+    page.fill("#api-key", "dbk_wrong")
+    page.click("#key-form button")
+    expect(page.locator("#notice")).to_contain_text("missing or unknown API key")
     assert page.locator("#sidebar").is_hidden()
 
 
-def test_model_text_is_shown_as_text_never_as_html(browser, site) -> None:
-    url, key = site
+INJECTED = (
+    " Vegeu <img src=x onerror=alert()>. Vegeu [clica](javascript:alert()). Vegeu <svg onload=alert()>."
+)
+"""Markup a model could be tricked into writing (the answer checks let it through: no path, no identifier)."""
+
+
+def test_injected_markup_in_questions_and_answers_stays_inert(browser, model_site) -> None:
+    assert model_site.model is not None
+    model_site.model.extra = INJECTED
     page = browser.new_page()
-    start_session(page, url, key)
-    page.fill("#question", "<img src=x onerror=\"document.title='pwned'\"> Com exporto un informe a PDF?")
-    page.click("#send")
-    page.locator(".msg.bot .sources a").first.wait_for(timeout=20_000)
-    assert page.title() == "DocuBot"
-    assert page.locator(".msg.user img").count() == 0
+    dialogs: list[str] = []
+    page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
+    log_in(page, model_site)
+    answer = ask(page, f"{PDF} <img src=x onerror=alert()>.")
+    answered(answer)
     assert "<img" in page.locator(".msg.user .text").inner_text()
+    text = answer.locator(".text")
+    assert "onerror=alert()" in text.inner_text() and "<svg onload" in text.inner_text()  # shown, as text
+    assert text.locator("strong").count() == 1  # the markdown around it still renders
+    assert page.locator(".msg img, .msg script, .msg .text svg").count() == 0  # (the thumbs are svg)
+    assert text.locator("a").count() == 0  # the javascript: link is not a link
+    assert "[clica](javascript:alert())" in text.inner_text()
+    assert dialogs == []

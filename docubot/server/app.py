@@ -37,8 +37,10 @@ from docubot.server.limits import BodyLimit
 from docubot.server.offline_docs import serve_docs_offline
 from docubot.server.openai_api import openai_router
 from docubot.server.retry import RetryOnLostConnection
+from docubot.server.sources import for_page
 from docubot.server.sse import TextSink, stream_job
 from docubot.server.users import User, UserStore
+from docubot.server.web import web_router
 from docubot.sessions import InvalidSessionId, SessionBusy, SessionManager, SessionNotFound
 from docubot.store.base import EmbeddingModelMismatch, StoreError
 
@@ -157,8 +159,14 @@ def create_app(settings: Settings, bot: DocuBot | None = None) -> FastAPI:
 
     @app.get("/v1/sessions/{session_id}")
     def get_session(session_id: str, user: Authenticated) -> dict[str, Any]:
+        """The session and its turns; each answer also carries `html` and its sources' `href`."""
         info = sessions.get(user.name, session_id)
-        return {**info.__dict__, "messages": [t.__dict__ for t in sessions.turns(user.name, session_id)]}
+        turns = sessions.turns(user.name, session_id)
+        base_url = settings.docs_base_url
+        return {
+            **info.__dict__,
+            "messages": [{**t.__dict__, "answer": for_page(t.answer, base_url)} for t in turns],
+        }
 
     @app.delete("/v1/sessions/{session_id}", status_code=204)
     def delete_session(session_id: str, user: Authenticated) -> Response:
@@ -169,14 +177,15 @@ def create_app(settings: Settings, bot: DocuBot | None = None) -> FastAPI:
     def send_message(
         session_id: str, body: MessageBody, user: Authenticated, request: Request
     ) -> StreamingResponse:
-        """Streams `status` and `token` events, then `done` with the contract, sources and turn."""
+        """Streams `status` and `token` events, then `done` with the contract, sources and turn (and,
+        for the web page, the answer rendered as `html` and each source's `href`)."""
         sessions.get(user.name, session_id)  # 404 and 400 before the stream starts
         checked_question(body.content, settings.max_question_chars)
         rid = request_id(request)
 
         def answer(on_text: TextSink, on_status: TextSink) -> dict[str, Any]:
             done = sessions.answer(user.name, session_id, body.content, on_text=on_text, on_status=on_status)
-            return {**done.result.to_dict(), "turn": done.turn}
+            return {**for_page(done.result.to_dict(), settings.docs_base_url), "turn": done.turn}
 
         def failed(exc: BaseException) -> dict[str, Any]:
             return _error_event(exc, rid, f"turn in session {session_id}")
@@ -207,6 +216,7 @@ def create_app(settings: Settings, bot: DocuBot | None = None) -> FastAPI:
         return report.summary()
 
     app.include_router(openai_router(bot, sessions, current_user, _error_event))
+    app.include_router(web_router(bot, sessions, current_user))
     app.include_router(feedback_router(bot.db, current_user))
     app.include_router(gaps_router(bot, app.state.users))
     serve_docs_offline(app)

@@ -23,7 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Connection, delete, insert, select, update
+from sqlalchemy import Connection, case, delete, insert, select, update
 
 from docubot.cache.answers import erase_sessions, evict_expired
 from docubot.calllog import CallLog
@@ -153,6 +153,14 @@ class SessionManager:
                 )
                 for r in rows
             ]
+
+    def rename(self, user: str, session_id: str, title: str) -> SessionInfo:
+        """Give the session the user's own title (whitespace collapsed, cut at TITLE_CHARS); the
+        first question no longer names it."""
+        with self.db.write() as conn:
+            self._row(conn, user, session_id)
+            conn.execute(update(sessions).where(sessions.c.id == session_id).values(title=_title(title)))
+            return _info(self._row(conn, user, session_id))
 
     def delete(self, user: str, session_id: str) -> None:
         with self.db.write() as conn:
@@ -339,8 +347,8 @@ class SessionManager:
             "summary": conversation.state.summary,
             "summarized_turns": conversation.state.summarized_turns,
         }
-        if base_turns == 0:
-            values["title"] = _title(text)
+        if base_turns == 0:  # named by its first question, unless the user renamed it already
+            values["title"] = case((sessions.c.title == "", _title(text)), else_=sessions.c.title)
         with self.db.write() as conn:
             moved = conn.execute(
                 update(sessions)
