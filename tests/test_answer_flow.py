@@ -87,7 +87,7 @@ def test_answer_sources_come_from_metadata_and_the_call_is_logged(bot) -> None:
     assert (call.outcome, call.prompt_version, call.provider) == ("answered", PROMPT_VERSION, "fake/scripted")
     assert call.retrieved[0]["score"] >= docubot.threshold and len(call.retrieved) == 4
     assert call.tokens_out > 0 and call.total_ms >= call.retrieval_ms > 0
-    assert call.checks == result.checks and [c["check"] for c in call.checks] == ["refusal", "citations"]
+    assert call.checks == result.checks and [c["check"] for c in call.checks][:2] == ["refusal", "citations"]
 
 
 def test_focused_context_shows_less_after_the_same_system_prompt_and_logs_what_it_did(bot) -> None:
@@ -98,7 +98,8 @@ def test_focused_context_shows_less_after_the_same_system_prompt_and_logs_what_i
     assert result.outcome == "answered" and result.answer.fonts == [REPORTS_URL]
     assert focused.requests[0].system == full.requests[0].system  # llama.cpp's cached prefix
     shown = focused.requests[0].messages[0].content
-    assert shown.startswith("<documentacio>\n[Fragment 1 | font: ") and PDF_QUOTE in shown
+    assert shown.startswith("<documentacio>\n[Fragment 1 | font: ")
+    assert "Els informes només es poden exportar a CSV o a Excel." in shown
     assert len(shown) < len(full.requests[0].messages[0].content)
     check = next(c for c in result.checks if c["check"] == "focus")
     assert check["tokens"][1] < check["tokens"][0]
@@ -179,7 +180,8 @@ def test_model_saying_the_docs_lack_the_answer_is_a_refusal(bot) -> None:
 def test_unsupported_answer_is_downgraded(bot) -> None:
     invented = "Nubelia envia els informes per fax cada dilluns al director financer del client."
     model = ScriptedModel([reply(invented, fonts=[1], confianca="alta")])
-    docubot = bot(model)
+    # every fragment shown: with focused context the lone PDF fragment's «només» rejects it outright
+    docubot = bot(model, focused_context=False)
     result = docubot.ask(PDF)
     assert result.grounded is False
     assert result.answer.confianca == "baixa"
@@ -227,7 +229,7 @@ def test_a_wrong_fragment_number_is_repaired_from_the_answer_text(bot) -> None:
         return reply(answer, fonts=[1])
 
     model = ScriptedModel([cite_first])
-    docubot = bot(model)
+    docubot = bot(model, focused_context=False)  # several fragments, so that 1 is the wrong one
     result = docubot.ask("Com restableixo la contrasenya?")
     assert result.answer.fonts == ["wiki/administracio/seguretat-i-acces"]
     assert "citations repaired" in logged(docubot, result.call_id).error

@@ -70,7 +70,9 @@ def test_a_dominant_first_fragment_is_shown_alone(retrieve) -> None:
 
 
 def test_two_close_fragments_are_both_kept(retrieve) -> None:
-    question = "quant temps tinc per acceptar una invitació? i l'enllaç per restablir la contrasenya quant dura?"
+    question = (
+        "quant temps tinc per acceptar una invitació? i l'enllaç per restablir la contrasenya quant dura?"
+    )
     fragments, similarity = retrieve(question)
     assert not dominates(fragments)
     urls = {f.url for f in focus(question, fragments, similarity, words).fragments}
