@@ -52,8 +52,9 @@ calls = Table(
     Column("user", Text),
     Column("session_id", Text),
     Column("cache", Text),
+    Column("checks", Text),
 )
-_JSON_FIELDS = ("filters", "retrieved", "answer")
+_JSON_FIELDS = ("filters", "retrieved", "answer", "checks")
 
 
 @dataclass
@@ -79,6 +80,9 @@ class CallRecord:
     session_id: str | None = None
     cache: str | None = None
     """exact | semantic when the answer was served from a cache."""
+    checks: list[dict[str, Any]] | None = None
+    """Each check made on the way (refusal decision, focus, quotes, claims, words); None in calls
+    logged before checks were."""
     ts: float = field(default_factory=time.time)
     id: int | None = None
 
@@ -93,7 +97,7 @@ class CallLog:
         data = asdict(call)
         data.pop("id")
         for key in _JSON_FIELDS:
-            data[key] = json.dumps(data[key], ensure_ascii=False)
+            data[key] = None if data[key] is None else json.dumps(data[key], ensure_ascii=False)
         if data["grounded"] is not None:
             data["grounded"] = int(data["grounded"])
         with self.db.write() as conn:
@@ -115,7 +119,7 @@ class CallLog:
         for row in rows:
             data = dict(row)
             for key in _JSON_FIELDS:
-                data[key] = json.loads(data[key])
+                data[key] = None if data[key] is None else json.loads(data[key])
             data["grounded"] = None if data["grounded"] is None else bool(data["grounded"])
             out.append(CallRecord(**data))
         return out

@@ -74,6 +74,12 @@ class Settings(BaseSettings):
     rrf_k: int = Field(5, ge=1, description="Reciprocal-rank-fusion constant (measured: README).")
     refusal_threshold: float | None = Field(None, description="Override of the per-model calibrated floor.")
     max_question_chars: int = Field(2000, ge=10)
+    focused_context: bool = Field(
+        True, description="Prune the fragments shown to the model to what answers (docs/answering.md)."
+    )
+    context_tokens: int = Field(
+        900, ge=64, description="Cap on the documentation shown to the model, with focused context."
+    )
 
     # Chat model
     llm: Literal["local", "openai", "anthropic", "none"] = "local"

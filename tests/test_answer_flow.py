@@ -69,7 +69,7 @@ def cite_last(request) -> str:
 
 def test_answer_sources_come_from_metadata_and_the_call_is_logged(bot) -> None:
     model = ScriptedModel([cite_last])
-    docubot = bot(model)
+    docubot = bot(model, focused_context=False)  # every fragment shown: their order is the point
     result = docubot.ask(PDF)
     assert result.outcome == "answered"
     assert result.answer.fonts == [REPORTS_URL]
@@ -87,6 +87,23 @@ def test_answer_sources_come_from_metadata_and_the_call_is_logged(bot) -> None:
     assert (call.outcome, call.prompt_version, call.provider) == ("answered", PROMPT_VERSION, "fake/scripted")
     assert call.retrieved[0]["score"] >= docubot.threshold and len(call.retrieved) == 4
     assert call.tokens_out > 0 and call.total_ms >= call.retrieval_ms > 0
+    assert call.checks == result.checks and [c["check"] for c in call.checks][:2] == ["refusal", "citations"]
+
+
+def test_focused_context_shows_less_after_the_same_system_prompt_and_logs_what_it_did(bot) -> None:
+    full, focused = ScriptedModel([quoted()]), ScriptedModel([quoted()])
+    bot(full, focused_context=False).ask(PDF)
+    docubot = bot(focused)
+    result = docubot.ask(PDF)
+    assert result.outcome == "answered" and result.answer.fonts == [REPORTS_URL]
+    assert focused.requests[0].system == full.requests[0].system  # llama.cpp's cached prefix
+    shown = focused.requests[0].messages[0].content
+    assert shown.startswith("<documentacio>\n[Fragment 1 | font: ")
+    assert "Els informes només es poden exportar a CSV o a Excel." in shown
+    assert len(shown) < len(full.requests[0].messages[0].content)
+    check = next(c for c in result.checks if c["check"] == "focus")
+    assert check["tokens"][1] < check["tokens"][0]
+    assert logged(docubot, result.call_id).checks == result.checks
 
 
 def test_streamed_text_is_the_answer_text(bot) -> None:
@@ -163,7 +180,8 @@ def test_model_saying_the_docs_lack_the_answer_is_a_refusal(bot) -> None:
 def test_unsupported_answer_is_downgraded(bot) -> None:
     invented = "Nubelia envia els informes per fax cada dilluns al director financer del client."
     model = ScriptedModel([reply(invented, fonts=[1], confianca="alta")])
-    docubot = bot(model)
+    # every fragment shown: with focused context the lone PDF fragment's «només» rejects it outright
+    docubot = bot(model, focused_context=False)
     result = docubot.ask(PDF)
     assert result.grounded is False
     assert result.answer.confianca == "baixa"
@@ -211,7 +229,7 @@ def test_a_wrong_fragment_number_is_repaired_from_the_answer_text(bot) -> None:
         return reply(answer, fonts=[1])
 
     model = ScriptedModel([cite_first])
-    docubot = bot(model)
+    docubot = bot(model, focused_context=False)  # several fragments, so that 1 is the wrong one
     result = docubot.ask("Com restableixo la contrasenya?")
     assert result.answer.fonts == ["wiki/administracio/seguretat-i-acces"]
     assert "citations repaired" in logged(docubot, result.call_id).error
@@ -232,7 +250,7 @@ def test_the_prompt_asks_for_quotes_first_and_its_example_holds_no_product_fact(
 
 def test_sources_are_the_fragments_of_verified_quotes_whatever_number_the_model_wrote(bot) -> None:
     model = ScriptedModel([quoted(quotes=[(1, PDF_QUOTE.upper())])])  # number 1: not that fragment
-    result = bot(model).ask(PDF)
+    result = bot(model, focused_context=False).ask(PDF)
     assert result.outcome == "answered", result.error
     assert result.answer.fonts == [REPORTS_URL]
     assert result.answer.categoria == "informes"  # from the page, not from the model

@@ -98,11 +98,6 @@ def test_a_spanish_question_gets_a_spanish_answer(ask) -> None:
     assert "wiki/administracio/membres-i-permisos" in result.answer.fonts, result.error
 
 
-@pytest.mark.xfail(
-    reason="issue 13, open: on 2026-12-01 the 1.5B model quoted a real but irrelevant sentence of the "
-    "security page (sessions closed on a password change) instead of the 24-hour one",
-    strict=False,
-)
 def test_the_link_validity_is_answered_from_a_verified_quote(ask) -> None:
     """Issue 13's first case: the model answered from another fragment (token lifetime) and cited
     the API page. Evidence first: the answer rests on a verified quote of the security page."""

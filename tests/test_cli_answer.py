@@ -33,6 +33,7 @@ def test_ask_json_prints_the_contract_and_logs_the_call(home) -> None:
     assert logs[0]["question"] == "Com exporto un informe de projecte a PDF?"
     assert logs[0]["outcome"] == "answered" and logs[0]["provider"] == "none/extractive"
     assert len(logs[0]["retrieved"]) == 4
+    assert logs[0]["checks"] == data["checks"] and logs[0]["checks"][0]["check"] == "refusal"
 
 
 def test_ask_refuses_an_oversized_question_with_a_clear_error(home) -> None:

@@ -109,6 +109,7 @@ def test_the_first_releases_call_log_gains_its_later_columns(tmp_path: Path) -> 
     with Database(settings) as db:
         [call] = CallLog(db).last()
         assert (call.question, call.outcome, call.user, call.cache) == ("Hola?", "refused", None, None)
+        assert call.checks is None  # logged before checks were
         assert current(db) == head()
 
 

@@ -40,6 +40,7 @@ from docubot.rag.contract import (
     sources_for,
 )
 from docubot.rag.extractive import extractive_answer
+from docubot.rag.focus import focus
 from docubot.rag.keyword import KeywordIndex
 from docubot.rag.prompt import (
     PROMPT_VERSION,
@@ -239,7 +240,7 @@ class DocuBot:
             if on_text:
                 on_text(result.answer.resposta)
         else:
-            result = self._generate(question, hits, model, on_text, status, context)
+            result = self._generate(question, retrieval, model, on_text, status, context)
         result.checks.insert(
             0, {"check": "refusal", "refuse": decision.refuse, "p_answerable": decision.probability}
         )
@@ -270,6 +271,7 @@ class DocuBot:
                 "top_k": self.retriever.top_k,
                 "categories": self.settings.categories,
                 "max_answer_tokens": self.settings.max_answer_tokens,
+                "focus": self.settings.focused_context and self.settings.context_tokens,
             }
         )
         return self.cache.probe(
@@ -323,17 +325,19 @@ class DocuBot:
     def _generate(
         self,
         question: str,
-        hits: list[Hit],
+        retrieval: RetrievalResult,
         model: ChatModel,
         on_text: Callable[[str], None] | None,
         status: Status,
         context: TurnContext,
     ) -> AskResult:
+        hits: list[Hit] = list(retrieval.hits)
         system = system_prompt()
         if context.system_extra:
             system = f"{system}\n\n{context.system_extra}"
+        fragments, checks = self._fragments(context.retrieval_question or question, retrieval, model)
         try:
-            fragments, history = self._fit_window(question, fragments_from(hits), context, system, model)
+            fragments, history = self._fit_window(question, fragments, context, system, model)
         except ContextWindowError as exc:
             return self._fallback(question, hits, model.name, Usage(), {}, str(exc), status)
         # Least relevant first: the small local model follows the fragment nearest the question
@@ -355,7 +359,6 @@ class DocuBot:
         error: str | None = None
         output: ModelOutput | None = None
         verdict: Verdict | None = None
-        checks: list[dict[str, Any]] = []
         asked_again = {"contract": False, "checks": False}
         for _ in range(3):  # at most one retry for a broken contract and one for failed checks
             status("generating…")
@@ -404,6 +407,24 @@ class DocuBot:
         result.checks = checks
         result.request = sent
         return result
+
+    def _fragments(
+        self, question: str, retrieval: RetrievalResult, model: ChatModel
+    ) -> tuple[list[Fragment], list[dict[str, Any]]]:
+        """The fragments to show, best first (focused unless `focused_context` is off), and the
+        focus check for the log."""
+        fragments = fragments_from(retrieval.hits)
+        if not self.settings.focused_context:
+            return fragments, []
+        started = time.perf_counter()
+        focused = focus(
+            question,
+            fragments,
+            similarity=lambda texts: self.embedder.embed_documents(texts) @ retrieval.vector,
+            count_tokens=model.count_tokens,
+            max_tokens=self.settings.context_tokens,
+        )
+        return focused.fragments, [{**focused.check, "ms": _ms_since(started)}]
 
     def _fallback(
         self,
@@ -534,6 +555,7 @@ class DocuBot:
                 user=context.user,
                 session_id=context.session_id,
                 cache=result.cache,
+                checks=result.checks,
             )
         )
 

@@ -1,0 +1,244 @@
+"""Focused context: less and better text for a small model.
+
+The retrieved fragments are cut down before they are shown:
+
+1. **Dominance**: when the first fragment's best cosine beats every other fragment's by
+   `DOMINANCE_GAP`, only that fragment is shown (measured on the tune questions: the gold page
+   was the first fragment every time the gap was that wide).
+2. **Sentence pruning**: a long fragment keeps only the units (sentences, whole lists, code
+   blocks) closest to the question: the cosine of each unit to the question (multilingual, so a
+   Spanish or English question prunes Catalan docs too) plus a bonus for the question's content
+   stems it holds, rarer stems weighing more. Tables are kept whole with their header, and a row
+   whose label the question names ("Business") is also spelled out cell by cell under it. Units
+   repeated by chunk overlap are dropped. The heading path stays in the fragment's header.
+3. **Token cap**: the least relevant fragments go until the documentation fits `max_tokens`.
+
+What the model is shown is what its quotes are verified against; each pruned fragment keeps its
+url, section and hits, so a verified quote still maps to its source.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from docubot.rag.prompt import Fragment, documentation_block
+from docubot.text import content_stems, fold, sentences
+
+Similarity = Callable[[Sequence[str]], Sequence[float]]
+"""Each text's similarity to the question (the embedder's cosine)."""
+TokenCounter = Callable[[str], int]
+
+CONTEXT_TOKENS = 900
+"""Default cap on the documentation block (the system prompt and the question come on top)."""
+DOMINANCE_GAP = 0.025
+"""Cosine lead of the first fragment over all others from which it is shown alone."""
+MIN_PRUNE_WORDS = 80
+"""Shorter fragments are shown whole: there is little to gain and an answer to lose."""
+MAX_UNITS = 5
+"""Most units kept from one fragment, besides its tables."""
+KEEP_WITHIN = 0.05
+"""Units scoring within this of the fragment's best unit are kept (up to MAX_UNITS)."""
+STEM_BONUS = 0.04
+"""Score added per question stem a unit holds, divided by how many units of the fragment hold it."""
+NUMBER_BONUS = 0.03
+"""Score added to a unit holding a number when the question asks how many, how long, how much."""
+_QUANTITY = re.compile(r"\b(?:quant[a-z]*|cuant[a-z]*|how (?:many|much|long|often)|maxim|minim)\b")
+
+_LIST_ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
+
+
+@dataclass(frozen=True)
+class Unit:
+    """A piece of a fragment that is kept or dropped as a whole."""
+
+    kind: str
+    """prose | list | table | code"""
+    text: str
+    line: int
+    """Where it starts: sentences of one line are joined by a space, lines by a blank line."""
+
+
+@dataclass
+class Focused:
+    fragments: list[Fragment]
+    check: dict[str, Any] = field(default_factory=dict)
+    """What focusing did, for the call log: fragments and tokens before and after."""
+
+
+def focus(
+    question: str,
+    fragments: Sequence[Fragment],
+    similarity: Similarity,
+    count_tokens: TokenCounter,
+    max_tokens: int = CONTEXT_TOKENS,
+) -> Focused:
+    """The fragments (best first) cut down to what answers `question`."""
+    before = count_tokens(documentation_block(fragments))
+    dominant = dominates(fragments)
+    chosen = list(fragments[:1]) if dominant else list(fragments)
+    pruned = [prune(f, question, similarity) for f in chosen]
+    capped = cap(pruned, count_tokens, max_tokens)
+    return Focused(
+        capped,
+        {
+            "check": "focus",
+            "fragments": [len(fragments), len(capped)],
+            "tokens": [before, count_tokens(documentation_block(capped))],
+            "dominant": dominant,
+            "pruned": sum(p.text != f.text for p, f in zip(pruned, chosen, strict=True)),
+        },
+    )
+
+
+def dominates(fragments: Sequence[Fragment]) -> bool:
+    """The first fragment's best cosine leads every other's by DOMINANCE_GAP."""
+    if len(fragments) < 2:
+        return False
+    first, *others = (max(h.score for h in f.hits) for f in fragments)
+    return first - max(others) >= DOMINANCE_GAP
+
+
+def prune(fragment: Fragment, question: str, similarity: Similarity) -> Fragment:
+    """The fragment with its tables and the units closest to the question (a short one whole),
+    without repeated units."""
+    whole = units(fragment.text)
+    parts = _deduplicated(whole)
+    if len(fragment.text.split()) >= MIN_PRUNE_WORDS:
+        parts = _closest(parts, question, similarity)
+    if len(parts) == len(whole) and not any(u.kind == "table" for u in parts):
+        return fragment
+    return replace(fragment, text=_joined(parts, question))
+
+
+def _closest(parts: list[Unit], question: str, similarity: Similarity) -> list[Unit]:
+    """The tables, and up to MAX_UNITS other units scoring within KEEP_WITHIN of the best."""
+    candidates = [u for u in parts if u.kind != "table"]
+    if not candidates:
+        return parts
+    scores = _scores(candidates, question, similarity)
+    best = max(scores)
+    ranked = sorted(zip(scores, range(len(candidates)), strict=True), reverse=True)
+    keep = {id(candidates[i]) for s, i in ranked[:MAX_UNITS] if s >= best - KEEP_WITHIN}
+    return [u for u in parts if u.kind == "table" or id(u) in keep]
+
+
+def cap(fragments: list[Fragment], count_tokens: TokenCounter, max_tokens: int) -> list[Fragment]:
+    """The most relevant fragments whose documentation block fits `max_tokens` (at least one)."""
+    kept = list(fragments)
+    while len(kept) > 1 and count_tokens(documentation_block(kept)) > max_tokens:
+        kept.pop()
+    return kept
+
+
+def units(text: str) -> list[Unit]:
+    """`text` cut into sentences, whole lists, whole tables and whole code blocks."""
+    out: list[Unit] = []
+    lines = text.split("\n")
+    i = 0
+    while i < len(lines):
+        line = lines[i].strip()
+        if not line:
+            end = i + 1
+        elif line.startswith(("```", "~~~")):
+            fence = next(
+                (j for j in range(i + 1, len(lines)) if lines[j].strip().startswith(line[:3])), len(lines) - 1
+            )
+            end = fence + 1
+            out.append(Unit("code", "\n".join(lines[i:end]), i))
+        elif line.startswith("|"):
+            end = _block_end(lines, i, lambda s: s.startswith("|"))
+            out.append(Unit("table", "\n".join(lines[i:end]), i))
+        elif _LIST_ITEM.match(line):
+            end = _block_end(lines, i, lambda s: bool(_LIST_ITEM.match(s)))
+            out.append(Unit("list", "\n".join(lines[i:end]), i))
+        else:
+            end = i + 1
+            out += [Unit("prose", s, i) for s in sentences(line)]
+        i = end
+    return out
+
+
+def matching_rows(table: str, question: str) -> list[str]:
+    """The rows of `table` whose label (first cell) the question names, spelled out cell by cell
+    with their column names: "Starter — Preu (per usuari i mes): 6 €; Usuaris: Fins a 10; …"."""
+    rows = [_cells(line) for line in table.split("\n") if line.strip() and not _is_separator(line)]
+    if len(rows) < 2:
+        return []
+    header, body = rows[0], rows[1:]
+    asked = fold(question)
+    out = []
+    for row in body:
+        label = fold(row[0]).strip()
+        if label and re.search(rf"\b{re.escape(label)}\b", asked):
+            cells = [f"{name}: {value}" for name, value in zip(header[1:], row[1:], strict=False)]
+            out.append(f"{row[0]} — " + "; ".join(cells) + ".")
+    return out
+
+
+def _scores(candidates: Sequence[Unit], question: str, similarity: Similarity) -> list[float]:
+    """Cosine to the question, plus a bonus for each question stem held (rarer in the fragment:
+    more) and, when the question asks for a quantity, for holding a number."""
+    wanted = content_stems(question)
+    stems = [content_stems(u.text) & wanted for u in candidates]
+    spread = Counter(s for held in stems for s in held)
+    cosines = similarity([u.text for u in candidates])
+    quantity = NUMBER_BONUS if _QUANTITY.search(fold(question)) else 0.0
+    return [
+        float(c)
+        + STEM_BONUS * sum(1 / spread[s] for s in held)
+        + (quantity if re.search(r"\d", u.text) else 0.0)
+        for c, held, u in zip(cosines, stems, candidates, strict=True)
+    ]
+
+
+def _deduplicated(parts: Sequence[Unit]) -> list[Unit]:
+    """Without units whose words all occur, in order, in what came before (chunk-overlap repeats)."""
+    out: list[Unit] = []
+    seen = " "
+    for unit in parts:
+        words = " ".join(_words(unit.text))
+        if words and f" {words} " in seen:
+            continue
+        out.append(unit)
+        seen += f"{words} "
+    return out
+
+
+def _joined(parts: Sequence[Unit], question: str) -> str:
+    """Units back into text (sentences of one line by a space, lines by a blank line), with the
+    rows the question names spelled out under each table."""
+    paragraphs: list[list[str]] = []
+    last: int | None = None
+    for unit in parts:
+        text = unit.text
+        if unit.kind == "table":
+            text = "\n".join([text, *matching_rows(text, question)])
+        if unit.kind == "prose" and unit.line == last:
+            paragraphs[-1].append(text)
+        else:
+            paragraphs.append([text])
+        last = unit.line if unit.kind == "prose" else None
+    return "\n\n".join(" ".join(p) for p in paragraphs)
+
+
+def _block_end(lines: Sequence[str], start: int, belongs: Callable[[str], bool]) -> int:
+    end = start
+    while end < len(lines) and lines[end].strip() and belongs(lines[end].strip()):
+        end += 1
+    return end
+
+
+def _cells(line: str) -> list[str]:
+    return [c.strip().strip("*").strip() for c in line.strip().strip("|").split("|")]
+
+
+def _is_separator(line: str) -> bool:
+    return line.strip().startswith("|") and set(line.strip()) <= set("|-: ")
+
+
+def _words(text: str) -> list[str]:
+    return re.findall(r"[a-z0-9]+", fold(text))
