@@ -1,18 +1,21 @@
 """History policies: which past messages are re-sent with each question.
 
-The full history is always kept; a policy only chooses what is sent. Every policy returns whole
+The full history is always kept; a policy only chooses what is sent. Every policy returns
 user/assistant pairs in chronological order, starting with a user message, so the model always sees
-a well-formed conversation. Summaries are context for the system prompt, never fake user turns.
+a well-formed conversation (a user message kept without its answer gets a placeholder answer).
+Summaries are context for the system prompt, never fake user turns.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Protocol
 
 import numpy as np
 
+from docubot.chat.dates import DayRange, day_of, named_days, render
+from docubot.chat.memory import MessageMemory
 from docubot.llm import Message
 from docubot.rag.retrieve import reciprocal_rank_fusion
 
@@ -20,6 +23,8 @@ TokenCounter = Callable[[str], int]
 Summarizer = Callable[[str, Sequence[Message]], str]
 """(previous summary, messages to fold in) → new summary."""
 OMITTED_MARKER = "[Missatges anteriors omesos per espai.]"
+ANSWER_OMITTED = "[Resposta omesa per espai.]"
+"""The answer sent after a user message kept alone (the pair did not fit)."""
 
 
 class PolicyError(ValueError):
@@ -43,10 +48,26 @@ class ConversationState:
     summary: str = ""
     summarized_turns: int = 0
     """How many of the oldest turns the summary already covers."""
+    times: list[float] = field(default_factory=list)
+    """When each turn was asked (epoch seconds), one per complete turn; empty when unknown."""
+    now: float | None = None
+    """When the question being answered was asked (None: undated)."""
+    memory: MessageMemory = field(default_factory=MessageMemory)
+    """Per-message vectors and token counts, reused across turns (and persisted by sessions)."""
 
     @property
     def turns(self) -> list[tuple[Message, Message]]:
         return [(self.messages[i], self.messages[i + 1]) for i in range(0, len(self.messages) - 1, 2)]
+
+    def turn_time(self, turn: int) -> float | None:
+        """When turn `turn` (0-based) was asked, if known."""
+        return self.times[turn] if len(self.times) == len(self.messages) // 2 else None
+
+    def spans_days(self) -> bool:
+        """The history and the question do not all fall on one day: messages are shown dated."""
+        if self.now is None or len(self.times) != len(self.messages) // 2 or not self.times:
+            return False
+        return day_of(self.times[0]) != day_of(self.now)
 
 
 class HistoryPolicy(Protocol):
@@ -130,104 +151,196 @@ class SummaryPolicy:
 
 
 @dataclass(frozen=True)
-class TurnScores:
-    """Per past turn: a fused relevance score (higher is better) and the embedding similarity."""
+class MessageScores:
+    """Per scored unit (a message, or a pair in the pair-scoring baseline): a fused relevance score
+    (higher is better) and the embedding similarity to the question."""
 
     fused: list[float]
     similarity: list[float]
 
 
-class TurnScorer(Protocol):
-    def __call__(self, question: str, turns: Sequence[tuple[Message, Message]]) -> TurnScores: ...
+Unit = tuple[int, ...]
+"""Positions in the history scored as one text: (i,) a message, (i, i + 1) a user/assistant pair."""
+
+
+class MessageScorer(Protocol):
+    def __call__(self, question: str, state: ConversationState, units: Sequence[Unit]) -> MessageScores: ...
+
+
+def _units(turns: Sequence[int], per_message: bool) -> list[Unit]:
+    """The units to score for the 0-based turn numbers `turns`."""
+    if per_message:
+        return [(2 * t + r,) for t in turns for r in (0, 1)]
+    return [(2 * t, 2 * t + 1) for t in turns]
+
+
+def _render(state: ConversationState, turn: int, dated: bool, user_only: bool = False) -> list[Message]:
+    """Turn `turn` as sent: dated when the history spans days; the answer replaced by a placeholder
+    when only the user message is kept."""
+    user, answer = state.messages[2 * turn], state.messages[2 * turn + 1]
+    at = state.turn_time(turn)
+    if dated and at is not None:
+        user = Message("user", f"{render(at)} {user.content}")
+        answer = Message("assistant", f"{render(at)} {answer.content}")
+    return [user, Message("assistant", ANSWER_OMITTED) if user_only else answer]
 
 
 @dataclass
 class RelevantPolicy:
-    """The last `keep` turns always, plus the most relevant earlier turns (fused ranking) whose
-    embedding similarity to the question passes `floor`, at most `k`, in chronological order."""
+    """The last `keep` turns always, plus the turns of the most relevant earlier messages (fused
+    ranking, each message scored on its own) whose embedding similarity to the question passes
+    `floor`, at most `k` turns, in chronological order. `per_message=False` scores whole pairs (the
+    measured baseline)."""
 
-    score: TurnScorer
+    score: MessageScorer
     keep: int = 2
     k: int = 3
     floor: float = 0.8
+    per_message: bool = True
 
     name = "relevant"
 
     def select(self, state: ConversationState, question: str) -> Selection:
-        turns = state.turns
-        older = turns[: -self.keep] if self.keep else turns
-        if not older:
-            return Selection(_flatten(turns))
-        scores = self.score(question, older)
-        order = np.argsort(-np.asarray(scores.fused), kind="stable")
-        chosen = sorted([int(i) for i in order if scores.similarity[i] >= self.floor][: self.k])
-        kept = [older[i] for i in chosen] + turns[len(older) :]
-        return Selection(_flatten(kept), omitted=len(chosen) < len(older))
+        total = len(state.messages) // 2
+        older = max(total - self.keep, 0)
+        chosen: list[int] = []
+        if older:
+            units = _units(range(older), self.per_message)
+            scores = self.score(question, state, units)
+            for i in np.argsort(-np.asarray(scores.fused), kind="stable"):
+                turn = units[int(i)][0] // 2
+                if len(chosen) < self.k and scores.similarity[i] >= self.floor and turn not in chosen:
+                    chosen.append(turn)
+        dated = state.spans_days()
+        kept = sorted(chosen) + list(range(older, total))
+        return Selection([m for t in kept for m in _render(state, t, dated)], omitted=len(chosen) < older)
 
 
 @dataclass
 class TokenBudgetPolicy:
-    """The last `keep` turns always, then the most relevant earlier turns while they fit `budget`
-    tokens, chronological; a marker tells the model that older messages were left out."""
+    """The last `keep` turns always (while they fit), then earlier messages by relevance while they
+    fit `budget` tokens, chronological; a marker tells the model that older messages were left out.
 
-    score: TurnScorer
+    Each message is scored on its own (`per_message`), so an unrelated partner message does not
+    dilute a relevant one. A relevant message brings its whole turn when the budget allows; when it
+    does not, a user message is sent alone with a placeholder answer, and an assistant message is
+    dropped: an answer without its question is ambiguous, and the documentation it restates comes
+    back through retrieval anyway, while the user's own words exist only in the history. Token counts
+    (dates included when shown) are counted once per message and reused (`state.memory`)."""
+
+    score: MessageScorer
     count: TokenCounter
     budget: int = 1500
     keep: int = 2
+    tokenizer: str = ""
+    """Names `count`: cached counts of another tokenizer are recounted."""
+    per_message: bool = True
 
     @property
     def name(self) -> str:
         return f"token_budget:{self.budget}"
 
     def select(self, state: ConversationState, question: str) -> Selection:
-        turns = state.turns
-        recent = turns[-self.keep :] if self.keep else []
-        older = turns[: len(turns) - len(recent)]
-        used = sum(self._size(pair) for pair in recent)
+        total = len(state.messages) // 2
+        dated = state.spans_days()
+        sizes = _Sizes(self, state, dated)
+        recent = list(range(max(total - self.keep, 0), total))
+        used = sum(sizes.turn(t) for t in recent)
         while recent and used > self.budget:
-            used -= self._size(recent[0])
-            recent = recent[1:]
-            older = turns[: len(turns) - len(recent)]
-        chosen: list[int] = []
+            used -= sizes.turn(recent.pop(0))
+        older = total - len(recent)
+        whole: set[int] = set()
+        alone: set[int] = set()
         if older:
-            scores = self.score(question, older)
+            units = _units(range(older), self.per_message)
+            scores = self.score(question, state, units)
             for i in np.argsort(-np.asarray(scores.fused), kind="stable"):
-                size = self._size(older[int(i)])
-                if used + size <= self.budget:
-                    chosen.append(int(i))
-                    used += size
-        kept = [older[i] for i in sorted(chosen)] + list(recent)
-        return Selection(_flatten(kept), omitted=len(kept) < len(turns))
+                unit = units[int(i)]
+                turn = unit[0] // 2
+                if turn in whole:
+                    continue
+                extra = sizes.turn(turn) - (sizes.alone(turn) if turn in alone else 0)
+                if used + extra <= self.budget:
+                    whole.add(turn)
+                    alone.discard(turn)
+                    used += extra
+                elif len(unit) == 1 and unit[0] % 2 == 0 and turn not in alone:
+                    if used + sizes.alone(turn) <= self.budget:
+                        alone.add(turn)
+                        used += sizes.alone(turn)
+        kept = sorted(whole | alone) + recent
+        messages = [m for t in kept for m in _render(state, t, dated, user_only=t in alone)]
+        return Selection(messages, omitted=len(whole) < older)
 
-    def _size(self, pair: tuple[Message, Message]) -> int:
-        return self.count(pair[0].content) + self.count(pair[1].content)
+
+class _Sizes:
+    """Token sizes of turns as the budget policy would send them, from the memory's cached counts."""
+
+    def __init__(self, policy: TokenBudgetPolicy, state: ConversationState, dated: bool) -> None:
+        self.policy, self.state = policy, state
+        self.date_tokens = policy.count(render(0.0)) if dated else 0
+        self.placeholder = policy.count(ANSWER_OMITTED)
+
+    def message(self, position: int) -> int:
+        text = self.state.messages[position].content
+        size = self.state.memory.tokens(position, text, self.policy.tokenizer, self.policy.count)
+        return size + self.date_tokens
+
+    def turn(self, turn: int) -> int:
+        return self.message(2 * turn) + self.message(2 * turn + 1)
+
+    def alone(self, turn: int) -> int:
+        return self.message(2 * turn) + self.placeholder
 
 
-def fused_turn_scorer(
+def fused_message_scorer(
     embed_documents: Callable[[list[str]], np.ndarray],
     embed_query: Callable[[str], np.ndarray],
     tokenize: Callable[[str], list[str]],
-) -> TurnScorer:
-    """Reciprocal-rank fusion of e5 similarity and BM25 over turns, each turn embedded with its roles
-    ("user: …", "assistant: …"), the best measured way to pick past turns (see shared findings)."""
+    embedding_model: str,
+    use_dates: bool = True,
+) -> MessageScorer:
+    """Reciprocal-rank fusion of e5 similarity and BM25 over the units, plus (`use_dates`), when the
+    question names days, a third ranking of the units said on those days. A message's vector comes
+    from `state.memory` (embedded once, persisted by sessions); a pair unit (the baseline) is
+    embedded as "user: … assistant: …" (role-prefixed lines), remembered by text."""
     from bm25s import BM25
 
-    cache: dict[str, np.ndarray] = {}
+    pair_cache: dict[str, np.ndarray] = {}
 
-    def score(question: str, turns: Sequence[tuple[Message, Message]]) -> TurnScores:
-        texts = [f"user: {u.content}\nassistant: {a.content}" for u, a in turns]
-        missing = [t for t in texts if t not in cache]
+    def dense_vectors(state: ConversationState, units: Sequence[Unit], texts: list[str]) -> np.ndarray:
+        if all(len(u) == 1 for u in units):
+            return state.memory.vectors([u[0] for u in units], texts, embedding_model, embed_documents)
+        missing = [t for t in texts if t not in pair_cache]
         if missing:
-            cache.update(zip(missing, embed_documents(missing), strict=True))
-        dense = np.array([cache[t] for t in texts]) @ embed_query(question)
+            pair_cache.update(zip(missing, embed_documents(missing), strict=True))
+        return np.array([pair_cache[t] for t in texts])
+
+    def score(question: str, state: ConversationState, units: Sequence[Unit]) -> MessageScores:
+        texts = [_unit_text(state, u) for u in units]
+        dense = dense_vectors(state, units, texts) @ embed_query(question)
         bm25 = BM25()
         bm25.index([tokenize(t) or ["∅"] for t in texts], show_progress=False)
         query = tokenize(question)
         lexical = np.asarray(bm25.get_scores(query)) if query else np.zeros(len(texts))
         order_dense = [str(i) for i in np.argsort(-dense, kind="stable")]
-        order_lexical = [str(i) for i in np.argsort(-lexical, kind="stable") if lexical[i] > 0]
-        fused = reciprocal_rank_fusion([order_dense, order_lexical], k=5)
+        rankings = [order_dense, [str(i) for i in np.argsort(-lexical, kind="stable") if lexical[i] > 0]]
+        days = named_days(question, state.now) if use_dates and state.now is not None else None
+        if days is not None:
+            rankings.append([i for i in order_dense if _said_in(state, units[int(i)], days)])
+        fused = reciprocal_rank_fusion(rankings, k=5)
         rank = {int(i): r for r, i in enumerate(fused)}
-        return TurnScores([1.0 / (1 + rank[i]) for i in range(len(texts))], [float(x) for x in dense])
+        return MessageScores([1.0 / (1 + rank[i]) for i in range(len(texts))], [float(x) for x in dense])
 
     return score
+
+
+def _unit_text(state: ConversationState, unit: Unit) -> str:
+    if len(unit) == 1:
+        return state.messages[unit[0]].content
+    return "\n".join(f"{state.messages[p].role}: {state.messages[p].content}" for p in unit)
+
+
+def _said_in(state: ConversationState, unit: Unit, days: DayRange) -> bool:
+    at = state.turn_time(unit[0] // 2)
+    return at is not None and days[0] <= day_of(at) <= days[1]

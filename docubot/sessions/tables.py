@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from sqlalchemy import Column, Float, ForeignKey, Index, Integer, String, Table, Text
+from sqlalchemy import Column, Float, ForeignKey, Index, Integer, LargeBinary, String, Table, Text
 
 from docubot.db import metadata
 
@@ -64,3 +64,19 @@ session_usage = Table(
     Column("rewrite", Text),
 )
 """The usage ledger: every model call a turn made."""
+
+session_turn_vectors = Table(
+    "session_turn_vectors",
+    metadata,
+    Column("session_id", String(64), _session_fk(), primary_key=True),
+    Column("turn", Integer, primary_key=True),
+    Column("role", String(10), primary_key=True),
+    Column("embedding_model", String(200)),
+    Column("dim", Integer),
+    Column("vector", LargeBinary),
+    Column("tokenizer", String(200)),
+    Column("tokens", Integer),
+)
+"""Per message of a turn (role user/assistant): its vector under `embedding_model` (float32 bytes)
+and its token count under `tokenizer`, so history selection never embeds or counts it again.
+Either may be missing (a message counted but not yet embedded); another model's are recomputed."""
