@@ -24,6 +24,8 @@ Summarizer = Callable[[str, Sequence[Message]], str]
 """(previous summary, messages to fold in) → new summary."""
 OMITTED_MARKER = "[Missatges anteriors omesos per espai.]"
 ANSWER_OMITTED = "[Resposta omesa per espai.]"
+NARROW_DAYS = 31
+DATES_FIRST = True
 """The answer sent after a user message kept alone (the pair did not fit)."""
 
 
@@ -235,6 +237,8 @@ class TokenBudgetPolicy:
     tokenizer: str = ""
     """Names `count`: cached counts of another tokenizer are recounted."""
     per_message: bool = True
+    whole_turns: int = 3
+    """How many of the best user-ranked turns are sent whole before user messages go alone."""
 
     @property
     def name(self) -> str:
@@ -254,20 +258,30 @@ class TokenBudgetPolicy:
         if older:
             units = _units(range(older), self.per_message)
             scores = self.score(question, state, units)
-            for i in np.argsort(-np.asarray(scores.fused), kind="stable"):
-                unit = units[int(i)]
-                turn = unit[0] // 2
-                if turn in whole:
+            ranked = [units[int(i)] for i in np.argsort(-np.asarray(scores.fused), kind="stable")]
+            sent: set[str] = set()
+            for unit in ranked:
+                turn, by_user = unit[0] // 2, len(unit) == 1 and unit[0] % 2 == 0
+                text = _unit_text(state, unit)
+                if turn in whole or text in sent:  # a repeated message (a stock reply) adds nothing
                     continue
-                extra = sizes.turn(turn) - (sizes.alone(turn) if turn in alone else 0)
-                if used + extra <= self.budget:
+                sent.add(text)
+                if not by_user or len(whole) < self.whole_turns:
+                    extra = sizes.turn(turn) - (sizes.alone(turn) if turn in alone else 0)
+                    if used + extra <= self.budget:
+                        whole.add(turn)
+                        alone.discard(turn)
+                        used += extra
+                        continue
+                if by_user and turn not in alone and used + sizes.alone(turn) <= self.budget:
+                    alone.add(turn)
+                    used += sizes.alone(turn)
+            for turn in dict.fromkeys(u[0] // 2 for u in ranked if u[0] // 2 in alone):
+                extra = sizes.turn(turn) - sizes.alone(turn)
+                if used + extra <= self.budget:  # budget left: relevant user messages get their answers
                     whole.add(turn)
                     alone.discard(turn)
                     used += extra
-                elif len(unit) == 1 and unit[0] % 2 == 0 and turn not in alone:
-                    if used + sizes.alone(turn) <= self.budget:
-                        alone.add(turn)
-                        used += sizes.alone(turn)
         kept = sorted(whole | alone) + recent
         messages = [m for t in kept for m in _render(state, t, dated, user_only=t in alone)]
         return Selection(messages, omitted=len(whole) < older)
@@ -326,9 +340,13 @@ def fused_message_scorer(
         order_dense = [str(i) for i in np.argsort(-dense, kind="stable")]
         rankings = [order_dense, [str(i) for i in np.argsort(-lexical, kind="stable") if lexical[i] > 0]]
         days = named_days(question, state.now) if use_dates and state.now is not None else None
-        if days is not None:
-            rankings.append([i for i in order_dense if _said_in(state, units[int(i)], days)])
+        said = [i for i in order_dense if _said_in(state, units[int(i)], days)] if days else []
+        if said:
+            rankings.append(said)
         fused = reciprocal_rank_fusion(rankings, k=5)
+        if said and DATES_FIRST and (days[1] - days[0]).days <= NARROW_DAYS:  # type: ignore[index]
+            on_days = set(said)
+            fused = [i for i in fused if i in on_days] + [i for i in fused if i not in on_days]
         rank = {int(i): r for r, i in enumerate(fused)}
         return MessageScores([1.0 / (1 + rank[i]) for i in range(len(texts))], [float(x) for x in dense])
 
