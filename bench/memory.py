@@ -33,7 +33,7 @@ sys.path.insert(0, str(ROOT))
 
 from docubot.chat.conversation import _turn_tokenizer  # noqa: E402
 from docubot.chat.memory import MessageFeatures, MessageMemory  # noqa: E402
-from docubot.chat.policies import ConversationState, TokenBudgetPolicy, fused_message_scorer  # noqa: E402
+from docubot.chat.policies import ConversationState, FusedMessageScorer, TokenBudgetPolicy  # noqa: E402
 from docubot.embed.e5 import E5Embedder  # noqa: E402
 from docubot.llm import Message  # noqa: E402
 
@@ -83,22 +83,30 @@ def _epoch(text: str) -> float:
 
 def _state(conversation: dict, upto: float | None, memory: MessageMemory) -> ConversationState:
     turns = [t for t in conversation["turns"] if upto is None or _epoch(t["at"]) < upto]
-    messages = [Message(role, t[key]) for t in turns for role, key in (("user", "user"), ("assistant", "assistant"))]
+    messages = [
+        Message(role, t[key]) for t in turns for role, key in (("user", "user"), ("assistant", "assistant"))
+    ]
     return ConversationState(messages, times=[_epoch(t["at"]) for t in turns], memory=memory)
 
 
 def recall(
-    data: dict, embedder: E5Embedder, cached: CachedEmbedder, budget: int, variants: dict[str, tuple[bool, bool]]
+    data: dict,
+    embedder: E5Embedder,
+    cached: CachedEmbedder,
+    budget: int,
+    variants: dict[str, tuple[bool, bool]],
 ) -> None:
     tokenize = _turn_tokenizer("en")
     print(f"Evidence recall at token_budget:{budget} (synthetic set, not LoCoMo)")
-    print(f"{'variant':28s} {'split':8s} {'recall':>7s} {'multi all':>10s} {'single':>7s} {'multi':>7s} {'date':>7s}")
+    print(
+        f"{'variant':28s} {'split':8s} {'recall':>7s} {'multi all':>10s} {'single':>7s} {'multi':>7s} {'date':>7s}"
+    )
     for label, (per_message, dated) in variants.items():
         by_split: dict[str, Score] = {}
         by_kind: dict[tuple[str, str], Score] = {}
         for conversation in data["conversations"]:
             memory = MessageMemory()
-            scorer = fused_message_scorer(
+            scorer = FusedMessageScorer(
                 cached.embed_documents, embedder.embed_query, tokenize, cached.name, use_dates=dated
             )
             policy = TokenBudgetPolicy(
@@ -108,7 +116,9 @@ def recall(
                 asked = _epoch(question["asked_at"])
                 state = _state(conversation, asked, memory)
                 state.now = asked if dated else None
-                sent = [m.content for m in policy.select(state, question["question"]).messages if m.role == "user"]
+                sent = [
+                    m.content for m in policy.select(state, question["question"]).messages if m.role == "user"
+                ]
                 wanted = [conversation["turns"][e["turn"] - 1]["user"] for e in question["evidence"]]
                 kept = sum(any(s.endswith(w) for s in sent) for w in wanted)
                 for score in (
@@ -155,11 +165,13 @@ def latency(
     tokenize = _turn_tokenizer("en")
 
     def policy(embed: object) -> TokenBudgetPolicy:
-        scorer = fused_message_scorer(embed, embedder.embed_query, tokenize, embedder.name)  # type: ignore[arg-type]
+        scorer = FusedMessageScorer(embed, embedder.embed_query, tokenize, embedder.name)  # type: ignore[arg-type]
         return TokenBudgetPolicy(scorer, embedder.count_tokens, budget=budget, tokenizer=embedder.name)
 
     warm = MessageMemory()
-    policy(cached.embed_documents).select(ConversationState(messages, times=times, now=now, memory=warm), "warm up")
+    policy(cached.embed_documents).select(
+        ConversationState(messages, times=times, now=now, memory=warm), "warm up"
+    )
     stored = {p: (f.vector, f.embedding_model, f.tokens, f.tokenizer) for p, f in warm.entries.items()}
 
     def restored(with_tokens: bool) -> MessageMemory:
@@ -170,7 +182,10 @@ def latency(
         return memory
 
     rows = {}
-    for label, with_tokens in (("vectors and token counts stored (now)", True), ("vectors stored, tokens recounted", False)):
+    for label, with_tokens in (
+        ("vectors and token counts stored (now)", True),
+        ("vectors stored, tokens recounted", False),
+    ):
         chosen = policy(cached.embed_documents)
         timings = []
         for question in questions:
@@ -180,7 +195,9 @@ def latency(
             timings.append((time.perf_counter() - start) * 1000)
         rows[label] = timings
     base = statistics.quantiles(rows["vectors stored, tokens recounted"], n=20)[18]
-    print(f"\nSelection latency per question, {turns} turns ({len(messages)} messages), {len(questions)} questions")
+    print(
+        f"\nSelection latency per question, {turns} turns ({len(messages)} messages), {len(questions)} questions"
+    )
     for label, timings in rows.items():
         p50, p95 = statistics.median(timings), statistics.quantiles(timings, n=20)[18]
         print(f"  {label:40s} p50 {p50:7.1f} ms  p95 {p95:7.1f} ms  (p95 x{p95 / base:.2f})")
@@ -200,7 +217,9 @@ def main() -> None:
     parser.add_argument("--skip-first-call", action="store_true", help="do not time embedding everything")
     parser.add_argument("--recall-only", action="store_true")
     parser.add_argument("--variants", nargs="*", help="only these variants (their names' first words)")
-    parser.add_argument("--vectors", type=Path, help="remember document vectors in this JSON file between runs")
+    parser.add_argument(
+        "--vectors", type=Path, help="remember document vectors in this JSON file between runs"
+    )
     args = parser.parse_args()
     data = json.loads(SET.read_text())
     embedder = E5Embedder()

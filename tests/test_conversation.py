@@ -9,8 +9,8 @@ from docubot.chat.policies import (
     ANSWER_OMITTED,
     ConversationState,
     LastTurnsPolicy,
-    SummaryPolicy,
     MessageScores,
+    SummaryPolicy,
     TokenBudgetPolicy,
 )
 from docubot.chat.rewrite import needs_rewrite

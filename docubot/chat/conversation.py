@@ -17,15 +17,15 @@ from docubot.chat.policies import (
     OMITTED_MARKER,
     ConversationState,
     FullPolicy,
+    FusedMessageScorer,
     HistoryPolicy,
     LastTurnsPolicy,
+    MessageScorer,
     PolicyError,
     RelevantPolicy,
     SlidingWindowPolicy,
     SummaryPolicy,
-    MessageScorer,
     TokenBudgetPolicy,
-    fused_message_scorer,
 )
 from docubot.chat.profile import UserProfile
 from docubot.chat.rewrite import needs_rewrite, rewrite_with_model, rewrite_without_model
@@ -131,6 +131,7 @@ class Conversation:
         self.state.messages.append(Message("assistant", result.answer.resposta))
         if len(self.state.times) == len(self.state.messages) // 2 - 1:
             self.state.times.append(asked_at)
+        self.policy.remember(self.state)
         self.profile.observe(text)
         self.last_result = result
         self.last_sent_messages = _sent(result)
@@ -216,7 +217,7 @@ def make_policy(name: str, bot: DocuBot, model: ChatModel | None) -> HistoryPoli
     def scorer() -> MessageScorer:
         tokens = _turn_tokenizer(bot.keyword_index.language(bot.store))
         embedder = bot.embedder
-        return fused_message_scorer(embedder.embed_documents, embedder.embed_query, tokens, embedder.name)
+        return FusedMessageScorer(embedder.embed_documents, embedder.embed_query, tokens, embedder.name)
 
     count = model.count_tokens if model is not None else bot.embedder.count_tokens
     tokenizer = model.name if model is not None else bot.embedder.name
@@ -226,7 +227,9 @@ def make_policy(name: str, bot: DocuBot, model: ChatModel | None) -> HistoryPoli
         "summary": lambda: SummaryPolicy(summarize, threshold=number or 8),
         "sliding_window": lambda: SlidingWindowPolicy(summarize, number or 4),
         "relevant": lambda: RelevantPolicy(scorer(), k=number or 3),
-        "token_budget": lambda: TokenBudgetPolicy(scorer(), count, budget=number or 1500, tokenizer=tokenizer),
+        "token_budget": lambda: TokenBudgetPolicy(
+            scorer(), count, budget=number or 1500, tokenizer=tokenizer
+        ),
     }
     if kind not in builders:
         raise PolicyError(

@@ -34,9 +34,13 @@ _MONTHS = {
 }
 _MONTH = "|".join(sorted(_MONTHS, key=len, reverse=True))
 _ISO = re.compile(r"\b(\d{4})-(\d{2})-(\d{2})\b")
-_DAY_MONTH = re.compile(rf"\b(\d{{1,2}})(?:st|nd|rd|th)? (?:de |d')?({_MONTH})\b(?:,? (?:de |del )?(\d{{4}}))?")
+_DAY_MONTH = re.compile(
+    rf"\b(\d{{1,2}})(?:st|nd|rd|th)? (?:de |d')?({_MONTH})\b(?:,? (?:de |del )?(\d{{4}}))?"
+)
 _MONTH_DAY = re.compile(rf"\b({_MONTH}) (\d{{1,2}})(?:st|nd|rd|th)?\b(?:,? (\d{{4}}))?")
-_MONTH_ALONE = re.compile(rf"\b(?:in|el|al|en|de|d'|during|durant|since) ?({_MONTH})\b(?: (?:de |del )?(\d{{4}}))?")
+_MONTH_ALONE = re.compile(
+    rf"\b(?:in|el|al|en|de|d'|during|durant|since) ?({_MONTH})\b(?: (?:de |del )?(\d{{4}}))?"
+)
 _DAYS_AGO = re.compile(r"\b(?:fa|hace) (\d{1,3}) (?:dies|dias)\b|\b(\d{1,3}) days ago\b")
 _RELATIVE: dict[str, tuple[str, int]] = {
     "abans d'ahir": ("day", 2),

@@ -42,7 +42,11 @@ class MessageMemory:
     ) -> np.ndarray:
         """The vectors of the messages at `positions` (with `texts`), embedding the missing ones in
         one batch; shape (len(positions), dim)."""
-        missing = [k for k, (p, t) in enumerate(zip(positions, texts, strict=True)) if not self._has_vector(p, t, model)]
+        missing = [
+            k
+            for k, (p, t) in enumerate(zip(positions, texts, strict=True))
+            if not self._has_vector(p, t, model)
+        ]
         if missing:
             for k, vector in zip(missing, embed([texts[k] for k in missing]), strict=True):
                 entry = self._entry(positions[k], texts[k])

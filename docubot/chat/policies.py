@@ -25,7 +25,7 @@ Summarizer = Callable[[str, Sequence[Message]], str]
 OMITTED_MARKER = "[Missatges anteriors omesos per espai.]"
 ANSWER_OMITTED = "[Resposta omesa per espai.]"
 NARROW_DAYS = 31
-DATES_FIRST = True
+"""A question naming at most this many days brings the messages said on them first."""
 """The answer sent after a user message kept alone (the pair did not fit)."""
 
 
@@ -78,12 +78,23 @@ class HistoryPolicy(Protocol):
 
     def select(self, state: ConversationState, question: str) -> Selection: ...
 
+    def remember(self, state: ConversationState) -> None:
+        """After a turn: compute what later selections need of its messages (nothing, for most)."""
+        ...
+
+
+class _Forgetful:
+    """Policies that need nothing of past messages but the messages."""
+
+    def remember(self, state: ConversationState) -> None:
+        return None
+
 
 def _flatten(turns: Sequence[tuple[Message, Message]]) -> list[Message]:
     return [m for pair in turns for m in pair]
 
 
-class FullPolicy:
+class FullPolicy(_Forgetful):
     """Everything, every time: cost grows quadratically (prototypes only)."""
 
     name = "full"
@@ -93,7 +104,7 @@ class FullPolicy:
 
 
 @dataclass
-class LastTurnsPolicy:
+class LastTurnsPolicy(_Forgetful):
     """The last `n` complete turns."""
 
     n: int = 6
@@ -108,7 +119,7 @@ class LastTurnsPolicy:
 
 
 @dataclass
-class SlidingWindowPolicy:
+class SlidingWindowPolicy(_Forgetful):
     """A running summary of older turns + the last `n` turns verbatim. When the window overflows,
     the turns leaving it are folded into the summary: one summarizer call per fold, not per turn."""
 
@@ -129,7 +140,7 @@ class SlidingWindowPolicy:
 
 
 @dataclass
-class SummaryPolicy:
+class SummaryPolicy(_Forgetful):
     """Once more than `threshold` turns are not yet summarized, all but the last `keep` of them are
     compressed into the summary in one call; recent turns stay verbatim. Compared with the sliding
     window it summarizes in batches: fewer calls, a window that breathes between `keep` and
@@ -167,6 +178,10 @@ Unit = tuple[int, ...]
 
 class MessageScorer(Protocol):
     def __call__(self, question: str, state: ConversationState, units: Sequence[Unit]) -> MessageScores: ...
+
+    def remember(self, state: ConversationState) -> None:
+        """Embed every message of `state` that has no vector yet (into `state.memory`)."""
+        ...
 
 
 def _units(turns: Sequence[int], per_message: bool) -> list[Unit]:
@@ -216,6 +231,9 @@ class RelevantPolicy:
         dated = state.spans_days()
         kept = sorted(chosen) + list(range(older, total))
         return Selection([m for t in kept for m in _render(state, t, dated)], omitted=len(chosen) < older)
+
+    def remember(self, state: ConversationState) -> None:
+        self.score.remember(state)
 
 
 @dataclass
@@ -286,6 +304,12 @@ class TokenBudgetPolicy:
         messages = [m for t in kept for m in _render(state, t, dated, user_only=t in alone)]
         return Selection(messages, omitted=len(whole) < older)
 
+    def remember(self, state: ConversationState) -> None:
+        self.score.remember(state)
+        sizes = _Sizes(self, state, dated=False)
+        for position in range(len(state.messages)):
+            sizes.message(position)
+
 
 class _Sizes:
     """Token sizes of turns as the budget policy would send them, from the memory's cached counts."""
@@ -307,50 +331,60 @@ class _Sizes:
         return self.message(2 * turn) + self.placeholder
 
 
-def fused_message_scorer(
-    embed_documents: Callable[[list[str]], np.ndarray],
-    embed_query: Callable[[str], np.ndarray],
-    tokenize: Callable[[str], list[str]],
-    embedding_model: str,
-    use_dates: bool = True,
-) -> MessageScorer:
+class FusedMessageScorer:
     """Reciprocal-rank fusion of e5 similarity and BM25 over the units, plus (`use_dates`), when the
-    question names days, a third ranking of the units said on those days. A message's vector comes
-    from `state.memory` (embedded once, persisted by sessions); a pair unit (the baseline) is
-    embedded as "user: … assistant: …" (role-prefixed lines), remembered by text."""
-    from bm25s import BM25
+    question names days, a third ranking of the units said on those days; units said on a named
+    span of at most `NARROW_DAYS` days come first. A message's vector comes from `state.memory`
+    (embedded once, persisted by sessions); a pair unit (the baseline) is embedded as role-prefixed
+    lines, remembered by text."""
 
-    pair_cache: dict[str, np.ndarray] = {}
+    def __init__(
+        self,
+        embed_documents: Callable[[list[str]], np.ndarray],
+        embed_query: Callable[[str], np.ndarray],
+        tokenize: Callable[[str], list[str]],
+        embedding_model: str,
+        use_dates: bool = True,
+    ) -> None:
+        self.embed_documents, self.embed_query, self.tokenize = embed_documents, embed_query, tokenize
+        self.embedding_model, self.use_dates = embedding_model, use_dates
+        self._pairs: dict[str, np.ndarray] = {}
 
-    def dense_vectors(state: ConversationState, units: Sequence[Unit], texts: list[str]) -> np.ndarray:
-        if all(len(u) == 1 for u in units):
-            return state.memory.vectors([u[0] for u in units], texts, embedding_model, embed_documents)
-        missing = [t for t in texts if t not in pair_cache]
-        if missing:
-            pair_cache.update(zip(missing, embed_documents(missing), strict=True))
-        return np.array([pair_cache[t] for t in texts])
+    def remember(self, state: ConversationState) -> None:
+        positions = list(range(len(state.messages)))
+        texts = [m.content for m in state.messages]
+        state.memory.vectors(positions, texts, self.embedding_model, self.embed_documents)
 
-    def score(question: str, state: ConversationState, units: Sequence[Unit]) -> MessageScores:
+    def __call__(self, question: str, state: ConversationState, units: Sequence[Unit]) -> MessageScores:
+        from bm25s import BM25
+
         texts = [_unit_text(state, u) for u in units]
-        dense = dense_vectors(state, units, texts) @ embed_query(question)
+        dense = self._vectors(state, units, texts) @ self.embed_query(question)
         bm25 = BM25()
-        bm25.index([tokenize(t) or ["∅"] for t in texts], show_progress=False)
-        query = tokenize(question)
+        bm25.index([self.tokenize(t) or ["∅"] for t in texts], show_progress=False)
+        query = self.tokenize(question)
         lexical = np.asarray(bm25.get_scores(query)) if query else np.zeros(len(texts))
         order_dense = [str(i) for i in np.argsort(-dense, kind="stable")]
         rankings = [order_dense, [str(i) for i in np.argsort(-lexical, kind="stable") if lexical[i] > 0]]
-        days = named_days(question, state.now) if use_dates and state.now is not None else None
+        days = named_days(question, state.now) if self.use_dates and state.now is not None else None
         said = [i for i in order_dense if _said_in(state, units[int(i)], days)] if days else []
         if said:
             rankings.append(said)
         fused = reciprocal_rank_fusion(rankings, k=5)
-        if said and DATES_FIRST and (days[1] - days[0]).days <= NARROW_DAYS:  # type: ignore[index]
+        if days and said and (days[1] - days[0]).days < NARROW_DAYS:
             on_days = set(said)
             fused = [i for i in fused if i in on_days] + [i for i in fused if i not in on_days]
         rank = {int(i): r for r, i in enumerate(fused)}
         return MessageScores([1.0 / (1 + rank[i]) for i in range(len(texts))], [float(x) for x in dense])
 
-    return score
+    def _vectors(self, state: ConversationState, units: Sequence[Unit], texts: list[str]) -> np.ndarray:
+        if all(len(u) == 1 for u in units):
+            positions = [u[0] for u in units]
+            return state.memory.vectors(positions, texts, self.embedding_model, self.embed_documents)
+        missing = [t for t in texts if t not in self._pairs]
+        if missing:
+            self._pairs.update(zip(missing, self.embed_documents(missing), strict=True))
+        return np.array([self._pairs[t] for t in texts])
 
 
 def _unit_text(state: ConversationState, unit: Unit) -> str:

@@ -398,7 +398,12 @@ class SessionManager:
 def _delete_sessions(conn: Connection, ids: list[str]) -> None:
     if not ids:
         return
-    for table in (session_turns, session_facts, session_usage, session_turn_vectors):  # no reliance on cascades
+    for table in (
+        session_turns,
+        session_facts,
+        session_usage,
+        session_turn_vectors,
+    ):  # no reliance on cascades
         conn.execute(delete(table).where(table.c.session_id.in_(ids)))
     conn.execute(delete(sessions).where(sessions.c.id.in_(ids)))
 

@@ -276,7 +276,11 @@ def _questions(conversation: Conversation, asked: datetime) -> list[dict[str, ob
         form = c.rng.choice(["%B %d", "%d %B", "%Y-%m-%d"])
         add("date", f"What news did I share with you on {moment.strftime(form).lstrip('0')}?", by_day[day])
     month = c.rng.choice([m for m, names in by_month.items() if len(names) <= 2])
-    add("date", f"What did I tell you about in {datetime.strptime(month, '%Y-%m').strftime('%B %Y')}?", by_month[month])
+    add(
+        "date",
+        f"What did I tell you about in {datetime.strptime(month, '%Y-%m').strftime('%B %Y')}?",
+        by_month[month],
+    )
     last_fact = max(c.facts, key=lambda n: c.facts[n])
     last_day = c.turns[c.facts[last_fact]].at
     add("date", "What did I tell you yesterday?", [last_fact], at=last_day + timedelta(days=1))
