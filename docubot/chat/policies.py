@@ -242,11 +242,14 @@ class TokenBudgetPolicy:
     fit `budget` tokens, chronological; a marker tells the model that older messages were left out.
 
     Each message is scored on its own (`per_message`), so an unrelated partner message does not
-    dilute a relevant one. A relevant message brings its whole turn when the budget allows; when it
-    does not, a user message is sent alone with a placeholder answer, and an assistant message is
-    dropped: an answer without its question is ambiguous, and the documentation it restates comes
-    back through retrieval anyway, while the user's own words exist only in the history. Token counts
-    (dates included when shown) are counted once per message and reused (`state.memory`)."""
+    dilute a relevant one. The best `whole_turns` user-ranked turns, and the turn of any ranked
+    assistant message, go whole when they fit; other relevant user messages go alone with a
+    placeholder answer, and get their answers back if budget is left at the end. An assistant
+    message is never sent alone: an answer without its question is ambiguous, and the documentation
+    it restates comes back through retrieval anyway, while the user's own words exist only in the
+    history. A message identical to one already chosen is skipped. Token counts (dates included
+    when shown) are counted once per message and reused (`state.memory`). `per_message=False`
+    scores whole pairs (the measured baseline)."""
 
     score: MessageScorer
     count: TokenCounter
