@@ -6,11 +6,12 @@ import pytest
 
 from docubot.chat.conversation import Conversation, PolicyError, make_policy
 from docubot.chat.policies import (
+    ANSWER_OMITTED,
     ConversationState,
     LastTurnsPolicy,
+    MessageScores,
     SummaryPolicy,
     TokenBudgetPolicy,
-    TurnScores,
 )
 from docubot.chat.rewrite import needs_rewrite
 from docubot.llm import Message, ProviderError
@@ -131,8 +132,8 @@ def test_relevant_policy_brings_back_the_related_earlier_turn_in_order(chat) -> 
 def test_token_budget_never_exceeds_its_budget(embedder) -> None:
     messages = [Message("user" if i % 2 == 0 else "assistant", f"missatge {i} " * (5 + i)) for i in range(20)]
 
-    def scorer(question, turns):
-        return TurnScores([float(i) for i in range(len(turns))], [1.0] * len(turns))
+    def scorer(question, state, units):
+        return MessageScores([float(i) for i in range(len(units))], [1.0] * len(units))
 
     for budget in (10, 60, 200, 10_000):
         policy = TokenBudgetPolicy(scorer, embedder.count_tokens, budget=budget, keep=2)
@@ -141,6 +142,7 @@ def test_token_budget_never_exceeds_its_budget(embedder) -> None:
         assert used <= budget
         assert alternates(selection.messages)
         assert selection.omitted == (len(selection.messages) < len(messages))
+        assert all(m.content in {x.content for x in messages} | {ANSWER_OMITTED} for m in selection.messages)
 
 
 def test_the_window_guard_trims_history_before_anything_is_sent(chat) -> None:

@@ -17,15 +17,15 @@ from docubot.chat.policies import (
     OMITTED_MARKER,
     ConversationState,
     FullPolicy,
+    FusedMessageScorer,
     HistoryPolicy,
     LastTurnsPolicy,
+    MessageScorer,
     PolicyError,
     RelevantPolicy,
     SlidingWindowPolicy,
     SummaryPolicy,
     TokenBudgetPolicy,
-    TurnScorer,
-    fused_turn_scorer,
 )
 from docubot.chat.profile import UserProfile
 from docubot.chat.rewrite import needs_rewrite, rewrite_with_model, rewrite_without_model
@@ -119,15 +119,19 @@ class Conversation:
     ) -> AskResult:
         """Answer `text` in the context of the conversation; on any failure nothing is kept."""
         started = time.perf_counter()
+        asked_at = time.time()
         if self._meter:
             self._meter.reset()
         self.state.messages.append(Message("user", text))
         try:
-            result, rewrite = self._answer(text, on_text, on_status)
+            result, rewrite = self._answer(text, asked_at, on_text, on_status)
         except BaseException:
             self.state.messages.pop()
             raise
         self.state.messages.append(Message("assistant", result.answer.resposta))
+        if len(self.state.times) == len(self.state.messages) // 2 - 1:
+            self.state.times.append(asked_at)
+        self.policy.remember(self.state)
         self.profile.observe(text)
         self.last_result = result
         self.last_sent_messages = _sent(result)
@@ -157,10 +161,14 @@ class Conversation:
     def _answer(
         self,
         text: str,
+        asked_at: float,
         on_text: Callable[[str], None] | None,
         on_status: Callable[[str], None] | None,
     ) -> tuple[AskResult, str | None]:
-        past = ConversationState(self.state.messages[:-1], self.state.summary, self.state.summarized_turns)
+        state = self.state
+        past = ConversationState(
+            state.messages[:-1], state.summary, state.summarized_turns, state.times, asked_at, state.memory
+        )
         rewrite = None
         if needs_rewrite(text, past.messages):
             rewrite = self.rewrite(text, past.messages)
@@ -206,18 +214,22 @@ def make_policy(name: str, bot: DocuBot, model: ChatModel | None) -> HistoryPoli
         raise PolicyError(f"policy {name!r}: the number must be at least 1")
     summarize = model_summarizer(model) if model is not None else rule_summarizer
 
-    def scorer() -> TurnScorer:
+    def scorer() -> MessageScorer:
         tokens = _turn_tokenizer(bot.keyword_index.language(bot.store))
-        return fused_turn_scorer(bot.embedder.embed_documents, bot.embedder.embed_query, tokens)
+        embedder = bot.embedder
+        return FusedMessageScorer(embedder.embed_documents, embedder.embed_query, tokens, embedder.name)
 
     count = model.count_tokens if model is not None else bot.embedder.count_tokens
+    tokenizer = model.name if model is not None else bot.embedder.name
     builders: dict[str, Callable[[], HistoryPolicy]] = {
         "full": FullPolicy,
         "last_turns": lambda: LastTurnsPolicy(number or 6),
         "summary": lambda: SummaryPolicy(summarize, threshold=number or 8),
         "sliding_window": lambda: SlidingWindowPolicy(summarize, number or 4),
         "relevant": lambda: RelevantPolicy(scorer(), k=number or 3),
-        "token_budget": lambda: TokenBudgetPolicy(scorer(), count, budget=number or 1500),
+        "token_budget": lambda: TokenBudgetPolicy(
+            scorer(), count, budget=number or 1500, tokenizer=tokenizer
+        ),
     }
     if kind not in builders:
         raise PolicyError(

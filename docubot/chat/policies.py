@@ -1,18 +1,21 @@
 """History policies: which past messages are re-sent with each question.
 
-The full history is always kept; a policy only chooses what is sent. Every policy returns whole
+The full history is always kept; a policy only chooses what is sent. Every policy returns
 user/assistant pairs in chronological order, starting with a user message, so the model always sees
-a well-formed conversation. Summaries are context for the system prompt, never fake user turns.
+a well-formed conversation (a user message kept without its answer gets a placeholder answer).
+Summaries are context for the system prompt, never fake user turns.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Protocol
 
 import numpy as np
 
+from docubot.chat.dates import DayRange, day_of, named_days, render
+from docubot.chat.memory import MessageMemory
 from docubot.llm import Message
 from docubot.rag.retrieve import reciprocal_rank_fusion
 
@@ -20,6 +23,10 @@ TokenCounter = Callable[[str], int]
 Summarizer = Callable[[str, Sequence[Message]], str]
 """(previous summary, messages to fold in) → new summary."""
 OMITTED_MARKER = "[Missatges anteriors omesos per espai.]"
+ANSWER_OMITTED = "[Resposta omesa per espai.]"
+NARROW_DAYS = 31
+"""A question naming at most this many days brings the messages said on them first."""
+"""The answer sent after a user message kept alone (the pair did not fit)."""
 
 
 class PolicyError(ValueError):
@@ -43,10 +50,26 @@ class ConversationState:
     summary: str = ""
     summarized_turns: int = 0
     """How many of the oldest turns the summary already covers."""
+    times: list[float] = field(default_factory=list)
+    """When each turn was asked (epoch seconds), one per complete turn; empty when unknown."""
+    now: float | None = None
+    """When the question being answered was asked (None: undated)."""
+    memory: MessageMemory = field(default_factory=MessageMemory)
+    """Per-message vectors and token counts, reused across turns (and persisted by sessions)."""
 
     @property
     def turns(self) -> list[tuple[Message, Message]]:
         return [(self.messages[i], self.messages[i + 1]) for i in range(0, len(self.messages) - 1, 2)]
+
+    def turn_time(self, turn: int) -> float | None:
+        """When turn `turn` (0-based) was asked, if known."""
+        return self.times[turn] if len(self.times) == len(self.messages) // 2 else None
+
+    def spans_days(self) -> bool:
+        """The history and the question do not all fall on one day: messages are shown dated."""
+        if self.now is None or len(self.times) != len(self.messages) // 2 or not self.times:
+            return False
+        return day_of(self.times[0]) != day_of(self.now)
 
 
 class HistoryPolicy(Protocol):
@@ -55,12 +78,23 @@ class HistoryPolicy(Protocol):
 
     def select(self, state: ConversationState, question: str) -> Selection: ...
 
+    def remember(self, state: ConversationState) -> None:
+        """After a turn: compute what later selections need of its messages (nothing, for most)."""
+        ...
+
+
+class _Forgetful:
+    """Policies that need nothing of past messages but the messages."""
+
+    def remember(self, state: ConversationState) -> None:
+        return None
+
 
 def _flatten(turns: Sequence[tuple[Message, Message]]) -> list[Message]:
     return [m for pair in turns for m in pair]
 
 
-class FullPolicy:
+class FullPolicy(_Forgetful):
     """Everything, every time: cost grows quadratically (prototypes only)."""
 
     name = "full"
@@ -70,7 +104,7 @@ class FullPolicy:
 
 
 @dataclass
-class LastTurnsPolicy:
+class LastTurnsPolicy(_Forgetful):
     """The last `n` complete turns."""
 
     n: int = 6
@@ -85,7 +119,7 @@ class LastTurnsPolicy:
 
 
 @dataclass
-class SlidingWindowPolicy:
+class SlidingWindowPolicy(_Forgetful):
     """A running summary of older turns + the last `n` turns verbatim. When the window overflows,
     the turns leaving it are folded into the summary: one summarizer call per fold, not per turn."""
 
@@ -106,7 +140,7 @@ class SlidingWindowPolicy:
 
 
 @dataclass
-class SummaryPolicy:
+class SummaryPolicy(_Forgetful):
     """Once more than `threshold` turns are not yet summarized, all but the last `keep` of them are
     compressed into the summary in one call; recent turns stay verbatim. Compared with the sliding
     window it summarizes in batches: fewer calls, a window that breathes between `keep` and
@@ -130,104 +164,238 @@ class SummaryPolicy:
 
 
 @dataclass(frozen=True)
-class TurnScores:
-    """Per past turn: a fused relevance score (higher is better) and the embedding similarity."""
+class MessageScores:
+    """Per scored unit (a message, or a pair in the pair-scoring baseline): a fused relevance score
+    (higher is better) and the embedding similarity to the question."""
 
     fused: list[float]
     similarity: list[float]
 
 
-class TurnScorer(Protocol):
-    def __call__(self, question: str, turns: Sequence[tuple[Message, Message]]) -> TurnScores: ...
+Unit = tuple[int, ...]
+"""Positions in the history scored as one text: (i,) a message, (i, i + 1) a user/assistant pair."""
+
+
+class MessageScorer(Protocol):
+    def __call__(self, question: str, state: ConversationState, units: Sequence[Unit]) -> MessageScores: ...
+
+    def remember(self, state: ConversationState) -> None:
+        """Embed every message of `state` that has no vector yet (into `state.memory`)."""
+        ...
+
+
+def _units(turns: Sequence[int], per_message: bool) -> list[Unit]:
+    """The units to score for the 0-based turn numbers `turns`."""
+    if per_message:
+        return [(2 * t + r,) for t in turns for r in (0, 1)]
+    return [(2 * t, 2 * t + 1) for t in turns]
+
+
+def _render(state: ConversationState, turn: int, dated: bool, user_only: bool = False) -> list[Message]:
+    """Turn `turn` as sent: dated when the history spans days; the answer replaced by a placeholder
+    when only the user message is kept."""
+    user, answer = state.messages[2 * turn], state.messages[2 * turn + 1]
+    at = state.turn_time(turn)
+    if dated and at is not None:
+        user = Message("user", f"{render(at)} {user.content}")
+        answer = Message("assistant", f"{render(at)} {answer.content}")
+    return [user, Message("assistant", ANSWER_OMITTED) if user_only else answer]
 
 
 @dataclass
 class RelevantPolicy:
-    """The last `keep` turns always, plus the most relevant earlier turns (fused ranking) whose
-    embedding similarity to the question passes `floor`, at most `k`, in chronological order."""
+    """The last `keep` turns always, plus the turns of the most relevant earlier messages (fused
+    ranking, each message scored on its own) whose embedding similarity to the question passes
+    `floor`, at most `k` turns, in chronological order. `per_message=False` scores whole pairs (the
+    measured baseline)."""
 
-    score: TurnScorer
+    score: MessageScorer
     keep: int = 2
     k: int = 3
     floor: float = 0.8
+    per_message: bool = True
 
     name = "relevant"
 
     def select(self, state: ConversationState, question: str) -> Selection:
-        turns = state.turns
-        older = turns[: -self.keep] if self.keep else turns
-        if not older:
-            return Selection(_flatten(turns))
-        scores = self.score(question, older)
-        order = np.argsort(-np.asarray(scores.fused), kind="stable")
-        chosen = sorted([int(i) for i in order if scores.similarity[i] >= self.floor][: self.k])
-        kept = [older[i] for i in chosen] + turns[len(older) :]
-        return Selection(_flatten(kept), omitted=len(chosen) < len(older))
+        total = len(state.messages) // 2
+        older = max(total - self.keep, 0)
+        chosen: list[int] = []
+        if older:
+            units = _units(range(older), self.per_message)
+            scores = self.score(question, state, units)
+            for i in np.argsort(-np.asarray(scores.fused), kind="stable"):
+                turn = units[int(i)][0] // 2
+                if len(chosen) < self.k and scores.similarity[i] >= self.floor and turn not in chosen:
+                    chosen.append(turn)
+        dated = state.spans_days()
+        kept = sorted(chosen) + list(range(older, total))
+        return Selection([m for t in kept for m in _render(state, t, dated)], omitted=len(chosen) < older)
+
+    def remember(self, state: ConversationState) -> None:
+        self.score.remember(state)
 
 
 @dataclass
 class TokenBudgetPolicy:
-    """The last `keep` turns always, then the most relevant earlier turns while they fit `budget`
-    tokens, chronological; a marker tells the model that older messages were left out."""
+    """The last `keep` turns always (while they fit), then earlier messages by relevance while they
+    fit `budget` tokens, chronological; a marker tells the model that older messages were left out.
 
-    score: TurnScorer
+    Each message is scored on its own (`per_message`), so an unrelated partner message does not
+    dilute a relevant one. The best `whole_turns` user-ranked turns, and the turn of any ranked
+    assistant message, go whole when they fit; other relevant user messages go alone with a
+    placeholder answer, and get their answers back if budget is left at the end. An assistant
+    message is never sent alone: an answer without its question is ambiguous, and the documentation
+    it restates comes back through retrieval anyway, while the user's own words exist only in the
+    history. A message identical to one already chosen is skipped. Token counts (dates included
+    when shown) are counted once per message and reused (`state.memory`). `per_message=False`
+    scores whole pairs (the measured baseline)."""
+
+    score: MessageScorer
     count: TokenCounter
     budget: int = 1500
     keep: int = 2
+    tokenizer: str = ""
+    """Names `count`: cached counts of another tokenizer are recounted."""
+    per_message: bool = True
+    whole_turns: int = 3
+    """How many of the best user-ranked turns are sent whole before user messages go alone."""
 
     @property
     def name(self) -> str:
         return f"token_budget:{self.budget}"
 
     def select(self, state: ConversationState, question: str) -> Selection:
-        turns = state.turns
-        recent = turns[-self.keep :] if self.keep else []
-        older = turns[: len(turns) - len(recent)]
-        used = sum(self._size(pair) for pair in recent)
+        total = len(state.messages) // 2
+        dated = state.spans_days()
+        sizes = _Sizes(self, state, dated)
+        recent = list(range(max(total - self.keep, 0), total))
+        used = sum(sizes.turn(t) for t in recent)
         while recent and used > self.budget:
-            used -= self._size(recent[0])
-            recent = recent[1:]
-            older = turns[: len(turns) - len(recent)]
-        chosen: list[int] = []
+            used -= sizes.turn(recent.pop(0))
+        older = total - len(recent)
+        whole: set[int] = set()
+        alone: set[int] = set()
         if older:
-            scores = self.score(question, older)
-            for i in np.argsort(-np.asarray(scores.fused), kind="stable"):
-                size = self._size(older[int(i)])
-                if used + size <= self.budget:
-                    chosen.append(int(i))
-                    used += size
-        kept = [older[i] for i in sorted(chosen)] + list(recent)
-        return Selection(_flatten(kept), omitted=len(kept) < len(turns))
+            units = _units(range(older), self.per_message)
+            scores = self.score(question, state, units)
+            ranked = [units[int(i)] for i in np.argsort(-np.asarray(scores.fused), kind="stable")]
+            sent: set[str] = set()
+            for unit in ranked:
+                turn, by_user = unit[0] // 2, len(unit) == 1 and unit[0] % 2 == 0
+                text = _unit_text(state, unit)
+                if turn in whole or text in sent:  # a repeated message (a stock reply) adds nothing
+                    continue
+                sent.add(text)
+                if not by_user or len(whole) < self.whole_turns:
+                    extra = sizes.turn(turn) - (sizes.alone(turn) if turn in alone else 0)
+                    if used + extra <= self.budget:
+                        whole.add(turn)
+                        alone.discard(turn)
+                        used += extra
+                        continue
+                if by_user and turn not in alone and used + sizes.alone(turn) <= self.budget:
+                    alone.add(turn)
+                    used += sizes.alone(turn)
+            for turn in dict.fromkeys(u[0] // 2 for u in ranked if u[0] // 2 in alone):
+                extra = sizes.turn(turn) - sizes.alone(turn)
+                if used + extra <= self.budget:  # budget left: relevant user messages get their answers
+                    whole.add(turn)
+                    alone.discard(turn)
+                    used += extra
+        kept = sorted(whole | alone) + recent
+        messages = [m for t in kept for m in _render(state, t, dated, user_only=t in alone)]
+        return Selection(messages, omitted=len(whole) < older)
 
-    def _size(self, pair: tuple[Message, Message]) -> int:
-        return self.count(pair[0].content) + self.count(pair[1].content)
+    def remember(self, state: ConversationState) -> None:
+        self.score.remember(state)
+        sizes = _Sizes(self, state, dated=False)
+        for position in range(len(state.messages)):
+            sizes.message(position)
 
 
-def fused_turn_scorer(
-    embed_documents: Callable[[list[str]], np.ndarray],
-    embed_query: Callable[[str], np.ndarray],
-    tokenize: Callable[[str], list[str]],
-) -> TurnScorer:
-    """Reciprocal-rank fusion of e5 similarity and BM25 over turns, each turn embedded with its roles
-    ("user: …", "assistant: …"), the best measured way to pick past turns (see shared findings)."""
-    from bm25s import BM25
+class _Sizes:
+    """Token sizes of turns as the budget policy would send them, from the memory's cached counts."""
 
-    cache: dict[str, np.ndarray] = {}
+    def __init__(self, policy: TokenBudgetPolicy, state: ConversationState, dated: bool) -> None:
+        self.policy, self.state = policy, state
+        self.date_tokens = policy.count(render(0.0)) if dated else 0
+        self.placeholder = policy.count(ANSWER_OMITTED)
 
-    def score(question: str, turns: Sequence[tuple[Message, Message]]) -> TurnScores:
-        texts = [f"user: {u.content}\nassistant: {a.content}" for u, a in turns]
-        missing = [t for t in texts if t not in cache]
-        if missing:
-            cache.update(zip(missing, embed_documents(missing), strict=True))
-        dense = np.array([cache[t] for t in texts]) @ embed_query(question)
+    def message(self, position: int) -> int:
+        text = self.state.messages[position].content
+        size = self.state.memory.tokens(position, text, self.policy.tokenizer, self.policy.count)
+        return size + self.date_tokens
+
+    def turn(self, turn: int) -> int:
+        return self.message(2 * turn) + self.message(2 * turn + 1)
+
+    def alone(self, turn: int) -> int:
+        return self.message(2 * turn) + self.placeholder
+
+
+class FusedMessageScorer:
+    """Reciprocal-rank fusion of e5 similarity and BM25 over the units, plus (`use_dates`), when the
+    question names days, a third ranking of the units said on those days; units said on a named
+    span of at most `NARROW_DAYS` days come first. A message's vector comes from `state.memory`
+    (embedded once, persisted by sessions); a pair unit (the baseline) is embedded as role-prefixed
+    lines, remembered by text."""
+
+    def __init__(
+        self,
+        embed_documents: Callable[[list[str]], np.ndarray],
+        embed_query: Callable[[str], np.ndarray],
+        tokenize: Callable[[str], list[str]],
+        embedding_model: str,
+        use_dates: bool = True,
+    ) -> None:
+        self.embed_documents, self.embed_query, self.tokenize = embed_documents, embed_query, tokenize
+        self.embedding_model, self.use_dates = embedding_model, use_dates
+        self._pairs: dict[str, np.ndarray] = {}
+
+    def remember(self, state: ConversationState) -> None:
+        positions = list(range(len(state.messages)))
+        texts = [m.content for m in state.messages]
+        state.memory.vectors(positions, texts, self.embedding_model, self.embed_documents)
+
+    def __call__(self, question: str, state: ConversationState, units: Sequence[Unit]) -> MessageScores:
+        from bm25s import BM25
+
+        texts = [_unit_text(state, u) for u in units]
+        dense = self._vectors(state, units, texts) @ self.embed_query(question)
         bm25 = BM25()
-        bm25.index([tokenize(t) or ["∅"] for t in texts], show_progress=False)
-        query = tokenize(question)
+        bm25.index([self.tokenize(t) or ["∅"] for t in texts], show_progress=False)
+        query = self.tokenize(question)
         lexical = np.asarray(bm25.get_scores(query)) if query else np.zeros(len(texts))
         order_dense = [str(i) for i in np.argsort(-dense, kind="stable")]
-        order_lexical = [str(i) for i in np.argsort(-lexical, kind="stable") if lexical[i] > 0]
-        fused = reciprocal_rank_fusion([order_dense, order_lexical], k=5)
+        rankings = [order_dense, [str(i) for i in np.argsort(-lexical, kind="stable") if lexical[i] > 0]]
+        days = named_days(question, state.now) if self.use_dates and state.now is not None else None
+        said = [i for i in order_dense if _said_in(state, units[int(i)], days)] if days else []
+        if said:
+            rankings.append(said)
+        fused = reciprocal_rank_fusion(rankings, k=5)
+        if days and said and (days[1] - days[0]).days < NARROW_DAYS:
+            on_days = set(said)
+            fused = [i for i in fused if i in on_days] + [i for i in fused if i not in on_days]
         rank = {int(i): r for r, i in enumerate(fused)}
-        return TurnScores([1.0 / (1 + rank[i]) for i in range(len(texts))], [float(x) for x in dense])
+        return MessageScores([1.0 / (1 + rank[i]) for i in range(len(texts))], [float(x) for x in dense])
 
-    return score
+    def _vectors(self, state: ConversationState, units: Sequence[Unit], texts: list[str]) -> np.ndarray:
+        if all(len(u) == 1 for u in units):
+            positions = [u[0] for u in units]
+            return state.memory.vectors(positions, texts, self.embedding_model, self.embed_documents)
+        missing = [t for t in texts if t not in self._pairs]
+        if missing:
+            self._pairs.update(zip(missing, self.embed_documents(missing), strict=True))
+        return np.array([self._pairs[t] for t in texts])
+
+
+def _unit_text(state: ConversationState, unit: Unit) -> str:
+    if len(unit) == 1:
+        return state.messages[unit[0]].content
+    return "\n".join(f"{state.messages[p].role}: {state.messages[p].content}" for p in unit)
+
+
+def _said_in(state: ConversationState, unit: Unit, days: DayRange) -> bool:
+    at = state.turn_time(unit[0] // 2)
+    return at is not None and days[0] <= day_of(at) <= days[1]

@@ -23,11 +23,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Connection, case, delete, insert, select, update
+import numpy as np
+from sqlalchemy import Connection, case, delete, insert, select, tuple_, update
 
 from docubot.cache.answers import erase_sessions, evict_expired
 from docubot.calllog import CallLog
 from docubot.chat.conversation import DEFAULT_POLICY, Conversation, TurnUsage, make_policy
+from docubot.chat.memory import MessageFeatures, MessageMemory
 from docubot.chat.policies import ConversationState
 from docubot.chat.profile import Fact, UserProfile
 from docubot.config import Settings
@@ -35,7 +37,14 @@ from docubot.db import Database
 from docubot.llm import Message
 from docubot.rag.answer import AskResult, DocuBot
 from docubot.sessions.ids import new_session_id, validated
-from docubot.sessions.tables import session_facts, session_turns, session_usage, sessions, turn_feedback
+from docubot.sessions.tables import (
+    session_facts,
+    session_turn_vectors,
+    session_turns,
+    session_usage,
+    sessions,
+    turn_feedback,
+)
 
 TITLE_CHARS = 80
 LIVE_CONVERSATIONS = 256
@@ -306,12 +315,12 @@ class SessionManager:
     def _load(self, conn: Connection, row: Any) -> Conversation:
         session_id = row["id"]
         turns = conn.execute(
-            select(session_turns.c.question, session_turns.c.answer)
+            select(session_turns.c.question, session_turns.c.answer, session_turns.c.created_at)
             .where(session_turns.c.session_id == session_id)
             .order_by(session_turns.c.turn)
         ).all()
         messages: list[Message] = []
-        for question, answer in turns:
+        for question, answer, _ in turns:
             messages += [Message("user", question), Message("assistant", json.loads(answer)["resposta"])]
         facts = conn.execute(
             select(session_facts.c.kind, session_facts.c.value, session_facts.c.at)
@@ -323,10 +332,17 @@ class SessionManager:
             .where(session_usage.c.session_id == session_id)
             .order_by(session_usage.c.turn)
         ).mappings()
+        state = ConversationState(
+            messages,
+            row["summary"],
+            row["summarized_turns"],
+            times=[at for _, _, at in turns],
+            memory=_load_memory(conn, session_id, messages),
+        )
         return Conversation(
             self.bot,
             policy_name=row["policy"],
-            state=ConversationState(messages, row["summary"], row["summarized_turns"]),
+            state=state,
             profile=UserProfile([Fact(k, v, at) for k, v, at in facts]),
             ledger=[TurnUsage(**{k: v for k, v in u.items() if k != "session_id"}) for u in usage],
             user=row["user"],
@@ -340,6 +356,7 @@ class SessionManager:
         session_id = conversation.session_id
         turn = base_turns + 1
         now = time.time()
+        asked_at = conversation.state.times[-1] if len(conversation.state.times) == turn else now
         values: dict[str, Any] = {
             "turns": turn,
             "updated_at": now,
@@ -363,9 +380,10 @@ class SessionManager:
                     turn=turn,
                     question=text,
                     answer=json.dumps(result.to_dict(), ensure_ascii=False),
-                    created_at=now,
+                    created_at=asked_at,
                 )
             )
+            _save_memory(conn, str(session_id), conversation.state.memory)
             new_facts = conversation.profile.facts[facts_before:]
             if new_facts:
                 conn.execute(
@@ -385,6 +403,7 @@ class SessionManager:
             conn.execute(
                 insert(session_usage).values(session_id=session_id, **{**usage.__dict__, "turn": turn})
             )
+        conversation.state.memory.pending.clear()
         return True
 
     def _lock_for(self, session_id: str) -> threading.Lock:
@@ -405,9 +424,61 @@ class SessionManager:
 def _delete_sessions(conn: Connection, ids: list[str]) -> None:
     if not ids:
         return
-    for table in (turn_feedback, session_turns, session_facts, session_usage):  # explicit: no cascades
+    for table in (
+        turn_feedback,
+        session_turns,
+        session_facts,
+        session_usage,
+        session_turn_vectors,
+    ):  # explicit: no reliance on cascades
         conn.execute(delete(table).where(table.c.session_id.in_(ids)))
     conn.execute(delete(sessions).where(sessions.c.id.in_(ids)))
+
+
+ROLES = ("user", "assistant")
+
+
+def _load_memory(conn: Connection, session_id: str, messages: builtins.list[Message]) -> MessageMemory:
+    """The stored vectors and token counts of the session's messages."""
+    memory = MessageMemory()
+    rows = conn.execute(
+        select(session_turn_vectors).where(session_turn_vectors.c.session_id == session_id)
+    ).mappings()
+    for r in rows:
+        position = 2 * (r["turn"] - 1) + ROLES.index(r["role"])
+        if position >= len(messages):
+            continue
+        vector = None if r["vector"] is None else np.frombuffer(r["vector"], dtype=np.float32)
+        features = MessageFeatures(0, vector, r["embedding_model"], r["tokens"], r["tokenizer"])
+        memory.restore(position, messages[position].content, features)
+    return memory
+
+
+def _save_memory(conn: Connection, session_id: str, memory: MessageMemory) -> None:
+    """Store the features computed since the last save (replacing those of an older model)."""
+    if not memory.pending:
+        return
+    keys = [(p // 2 + 1, ROLES[p % 2]) for p in sorted(memory.pending)]
+    table = session_turn_vectors
+    conn.execute(
+        delete(table).where(table.c.session_id == session_id, tuple_(table.c.turn, table.c.role).in_(keys))
+    )
+    rows = []
+    for position, (turn, role) in zip(sorted(memory.pending), keys, strict=True):
+        f = memory.entries[position]
+        rows.append(
+            {
+                "session_id": session_id,
+                "turn": turn,
+                "role": role,
+                "embedding_model": f.embedding_model,
+                "dim": None if f.vector is None else int(f.vector.shape[0]),
+                "vector": None if f.vector is None else f.vector.astype(np.float32).tobytes(),
+                "tokenizer": f.tokenizer,
+                "tokens": f.tokens,
+            }
+        )
+    conn.execute(insert(table), rows)
 
 
 def _rows(conn: Connection, table: Any, session_id: str) -> list[dict[str, Any]]:

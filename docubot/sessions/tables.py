@@ -10,6 +10,7 @@ from sqlalchemy import (
     ForeignKeyConstraint,
     Index,
     Integer,
+    LargeBinary,
     String,
     Table,
     Text,
@@ -92,3 +93,19 @@ turn_feedback = Table(
     Index("turn_feedback_user", "user"),
 )
 """The owner's 👍/👎 on a turn, with an optional comment: one row per turn, erased with it."""
+
+session_turn_vectors = Table(
+    "session_turn_vectors",
+    metadata,
+    Column("session_id", String(64), _session_fk(), primary_key=True),
+    Column("turn", Integer, primary_key=True),
+    Column("role", String(10), primary_key=True),
+    Column("embedding_model", String(200)),
+    Column("dim", Integer),
+    Column("vector", LargeBinary),
+    Column("tokenizer", String(200)),
+    Column("tokens", Integer),
+)
+"""Per message of a turn (role user/assistant): its vector under `embedding_model` (float32 bytes)
+and its token count under `tokenizer`, so history selection never embeds or counts it again.
+Either may be missing (a message counted but not yet embedded); another model's are recomputed."""
