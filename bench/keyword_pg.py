@@ -19,7 +19,7 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -27,11 +27,11 @@ from docubot.config import Settings
 from docubot.db import Database
 from docubot.embed import make_embedder
 from docubot.eval.metrics import mrr, recall_at
-from docubot.eval.retrieval import run_cases
+from docubot.eval.retrieval import gold_rank
 from docubot.eval.sets import load_retrieval_set
 from docubot.rag.fulltext import FullTextIndex, _query_lexemes
 from docubot.rag.keyword import KeywordIndex, KeywordSearch
-from docubot.rag.retrieve import Retriever
+from docubot.rag.retrieve import Mode, Retriever
 from docubot.store import VectorStore, open_store, validate_filters
 from docubot.store.sql import _driver_rows
 
@@ -62,9 +62,14 @@ class CoverDensity(FullTextIndex):
         return [(str(i), float(s)) for i, s in rows]
 
 
-def metrics(report: Any, ids: set[str] | None) -> tuple[float, float, int]:
-    ranks = [o.rank for o in report.answerable if ids is None or o.case.id in ids]
-    return recall_at(ranks, 5), mrr(ranks), len(ranks)
+def ranks(retriever: Retriever, cases: list[Any], vectors: list[Any], mode: Mode) -> dict[str, int | None]:
+    """Case id → rank of the first gold hit in the top 10 (answerable cases)."""
+    out = {}
+    for case, vector in zip(cases, vectors, strict=True):
+        if case.answerable:
+            hits = retriever.search(case.question, k=10, mode=mode, query_vector=vector).hits
+            out[case.id] = gold_rank(hits, case.gold)
+    return out
 
 
 def main() -> None:
@@ -74,15 +79,19 @@ def main() -> None:
     parser.add_argument("--set", type=Path, required=True, dest="eval_set")
     args = parser.parse_args()
     cases = load_retrieval_set(args.eval_set)
-    lines = [json.loads(line) for line in (args.eval_set / "retrieval.jsonl").read_text().splitlines() if line]
-    splits: dict[str, set[str] | None] = {"all": None}
+    lines = [
+        json.loads(line) for line in (args.eval_set / "retrieval.jsonl").read_text().splitlines() if line
+    ]
+    splits: dict[str, set[str] | None] = {}
     for name in ("tune", "holdout"):
         ids = {line["id"] for line in lines if line.get("split") == name}
         if ids:
             splits[name] = ids
+    splits["all"] = None
     sqlite = Settings(home=args.home, llm="none")
     postgres = sqlite.with_overrides(database_url=args.url)
     embedder = make_embedder(sqlite)
+    vectors = [embedder.embed_query(case.question) for case in cases]  # once, for every backend
     with Database(sqlite) as lite, Database(postgres) as pg:
         lite_store, pg_store = open_store(lite), open_store(pg)
         backends: dict[str, tuple[VectorStore, KeywordSearch]] = {
@@ -91,23 +100,23 @@ def main() -> None:
             "fulltext BM25": (pg_store, FullTextIndex(pg)),
             "fulltext ts_rank_cd": (pg_store, CoverDensity(pg)),
         }
-        header = " | ".join(f"{split} R@5 | {split} MRR" for split in splits)
+        header = " | ".join(f"{split} R@5 | {split} MRR@10" for split in splits)
         print(f"{args.eval_set} ({len(cases)} questions)\n")
-        print(f"| backend | mode | {header} |")
-        print("|---|---|" + "---:|" * (2 * len(splits)))
+        print(f"| backend | mode | {header} | ratio to bm25s (all) |")
+        print("|---|---|" + "---:|" * (2 * len(splits) + 1))
         baseline: dict[str, tuple[float, float]] = {}
         for name, (store, index) in backends.items():
             retriever = Retriever(embedder, store, index, rrf_k=sqlite.rrf_k)
-            for mode in ("bm25", "hybrid"):
-                report = run_cases(cases, retriever, k=10, mode=mode)
+            for mode in cast(list[Mode], ["bm25", "hybrid"]):
+                found = ranks(retriever, cases, vectors, mode)
                 cells = []
-                for split, ids in splits.items():
-                    recall, rank, _ = metrics(report, ids)
-                    cells.append(f"{recall:.3f} | {rank:.3f}")
-                    if split == "all":
-                        base = baseline.setdefault(mode, (recall, rank))
-                        ratio = f" ({recall / base[0]:.2f}×, {rank / base[1]:.2f}×)" if base[0] else ""
-                print(f"| {name} | {mode} | {' | '.join(cells)} |{ratio}")
+                for ids in splits.values():
+                    chosen = [rank for case_id, rank in found.items() if ids is None or case_id in ids]
+                    recall, reciprocal = recall_at(chosen, 5), mrr(chosen)
+                    cells.append(f"{recall:.3f} | {reciprocal:.3f}")
+                base = baseline.setdefault(mode, (recall, reciprocal))
+                ratio = f"{recall / base[0]:.2f}× / {reciprocal / base[1]:.2f}×"
+                print(f"| {name} | {mode} | {' | '.join(cells)} | {ratio} |", flush=True)
 
 
 if __name__ == "__main__":

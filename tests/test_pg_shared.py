@@ -4,6 +4,7 @@ create the `vector` extension."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import shutil
 from pathlib import Path
@@ -61,13 +62,15 @@ def test_text_is_folded_and_stopwords_dropped_before_postgresql() -> None:
 def test_fulltext_ranks_in_sql_with_filters_and_follows_the_corpus(
     sample_settings: Settings, fresh_postgres_url: str, embedder: E5Embedder
 ) -> None:
-    settings = with_sample_corpus(sample_settings, fresh_postgres_url).with_overrides(keyword_index="fulltext")
+    settings = with_sample_corpus(sample_settings, fresh_postgres_url).with_overrides(
+        keyword_index="fulltext"
+    )
     with Database(settings) as db:
         store = open_store(db)
         index = open_keyword_index(settings, store)
         assert isinstance(index, FullTextIndex)
         ranked = index.ranking(store, "Com exporto un informe a PDF?", {}, 10)
-        assert ranked and all(a[1] >= b[1] for a, b in zip(ranked, ranked[1:], strict=False))
+        assert ranked and all(a[1] >= b[1] for a, b in itertools.pairwise(ranked))
         top = {r.id: r for r in store.get(i for i, _ in ranked)}
         assert "pdf" in top[ranked[0][0]].text.lower()
         archived = {i for i, m in store.all_metadata().items() if not m["latest"]}
@@ -79,7 +82,9 @@ def test_fulltext_ranks_in_sql_with_filters_and_follows_the_corpus(
         assert index.ranking(store, "Zirconi", {}, 10) == []
         store.delete([ranked[0][0]])
         version = store.bump_corpus_version()
-        assert ranked[0][0] not in {i for i, _ in index.ranking(store, "Com exporto un informe a PDF?", {}, 10)}
+        assert ranked[0][0] not in {
+            i for i, _ in index.ranking(store, "Com exporto un informe a PDF?", {}, 10)
+        }
         with db.read() as conn:
             stamp = conn.exec_driver_sql("SELECT value FROM meta WHERE key = 'fts_corpus_version'")
             assert int(stamp.scalar_one()) == version
@@ -95,19 +100,17 @@ def test_fulltext_needs_postgresql(settings: Settings, db: Database) -> None:
 def test_eval_on_postgresql_full_text(
     sample_settings: Settings, fresh_postgres_url: str, embedder: E5Embedder
 ) -> None:
-    """The full-text backend through the one Retriever: dense is untouched, keyword and hybrid
-    recall stay near bm25s's on the sample corpus (measured: README, bench/keyword_pg.py)."""
+    """The full-text backend through the one Retriever: keyword and hybrid recall@5 stay near
+    bm25s's on the sample corpus (the whole sets are measured by bench/keyword_pg.py)."""
     settings = with_sample_corpus(sample_settings, fresh_postgres_url)
-    cases = load_retrieval_set(EVAL_SET)
+    cases = [case for case in load_retrieval_set(EVAL_SET) if case.answerable][:40]
     with Database(sample_settings) as lite, Database(settings) as pg:
         baseline = Retriever(embedder, open_store(lite), KeywordIndex(sample_settings.keyword_index_dir))
         fulltext = Retriever(embedder, open_store(pg), FullTextIndex(pg))
-        for mode, floor in (("dense", 0.0), ("bm25", 0.8), ("hybrid", 0.9)):
+        for mode, share in (("bm25", 0.8), ("hybrid", 0.9)):
             ours = run_cases(cases, fulltext, mode=mode).metrics
             theirs = run_cases(cases, baseline, mode=mode).metrics
-            if mode == "dense":
-                assert ours == theirs
-            assert ours["recall@5"] >= floor * theirs["recall@5"], (mode, ours, theirs)
+            assert ours["recall@5"] >= share * theirs["recall@5"], (mode, ours, theirs)
 
 
 # -- the calibration in the database ---------------------------------------------------------------
@@ -159,6 +162,13 @@ def test_nothing_that_matters_stays_in_the_data_folder_on_postgresql(
 # -- docubot db migrate-to -----------------------------------------------------------------------------
 
 
+def eval_hybrid(home: Path, url: str | None, monkeypatch: pytest.MonkeyPatch) -> dict:
+    """`docubot eval retrieval --mode hybrid` (dense and BM25 both take part) on the sample set."""
+    reports = str(home / "reports")
+    args = ("eval", "retrieval", "--set", str(EVAL_SET), "--reports", reports, "--mode", "hybrid", "--json")
+    return json.loads(cli(home, url, monkeypatch, *args))
+
+
 @pytest.fixture
 def sqlite_home(sample_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A copy of the ingested sample folder with a call logged, a user, and an old calibration file."""
@@ -173,8 +183,7 @@ def sqlite_home(sample_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPat
 def test_migrate_to_copies_every_table_and_retrieval_is_the_same(
     sqlite_home: Path, fresh_postgres_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    before = json.loads(cli(sqlite_home, None, monkeypatch, "eval", "retrieval", "--set", str(EVAL_SET),
-                            "--reports", str(sqlite_home / "r"), "--mode", "all", "--json"))
+    before = eval_hybrid(sqlite_home, None, monkeypatch)
     printed = cli(sqlite_home, None, monkeypatch, "db", "migrate-to", fresh_postgres_url)
     counts = {line.split()[0]: line.split()[1:] for line in printed.splitlines() if "→" in line}
     assert counts["chunks"] == ["141", "→", "141"]
@@ -182,8 +191,7 @@ def test_migrate_to_copies_every_table_and_retrieval_is_the_same(
     assert counts["users"] == ["1", "→", "1"]
     assert counts["calibration"] == ["1", "→", "1"]
     elsewhere = sqlite_home.parent / "server-b"  # another machine: no local index, no calibration file
-    after = json.loads(cli(elsewhere, fresh_postgres_url, monkeypatch, "eval", "retrieval", "--set",
-                           str(EVAL_SET), "--reports", str(elsewhere / "r"), "--mode", "all", "--json"))
+    after = eval_hybrid(elsewhere, fresh_postgres_url, monkeypatch)
     assert after == before
     settings = Settings(home=elsewhere, database_url=fresh_postgres_url)
     assert refusal_threshold(settings, MODEL) == 0.82
@@ -232,9 +240,8 @@ def test_a_role_that_may_not_create_the_extension_gets_one_message(
     result = CliRunner().invoke(app, ["search", "calendari"])
     assert result.exit_code == 2
     assert result.output.strip() == f"error: {NO_PGVECTOR}"
-    with Database(Settings(home=tmp_path / "home", database_url=weak)) as db:
-        with pytest.raises(StoreError, match="no pgvector"):
-            open_store(db)
+    with Database(Settings(home=tmp_path / "home", database_url=weak)) as db, pytest.raises(StoreError):
+        open_store(db)
     with psycopg.connect(postgres_url, autocommit=True) as conn:
         conn.execute(f"DROP DATABASE {name} WITH (FORCE)")
         conn.execute(f"DROP ROLE {name}")

@@ -7,10 +7,10 @@ import typer
 from sqlalchemy.exc import SQLAlchemyError
 
 from docubot.cli.common import fail, load_settings
+from docubot.cli.db_move import MoveError, migrate_to
 from docubot.db import Database, DatabaseError
 from docubot.pgserver import LocalPostgres, PostgresServerError
 from docubot.store import StoreError, open_store
-from docubot.store.move import MoveError, migrate_to
 
 db_app = typer.Typer(help="A local PostgreSQL with pgvector in the data folder.", no_args_is_help=True)
 

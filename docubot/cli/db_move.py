@@ -1,4 +1,4 @@
-"""`docubot db migrate-to postgresql://…`: a SQLite data folder's database copied into PostgreSQL.
+"""`docubot db migrate-to postgresql://…`: the data folder's SQLite database copied into PostgreSQL.
 
 Every table is copied as rows, in foreign-key order, in one transaction on the target: chunks with
 their float32 vectors (nothing is embedded again: the pgvector store fills its `vector` column from
@@ -116,7 +116,7 @@ def _advance_sequences(target: Connection, tables: list[Table]) -> None:
             if sequence:
                 target.exec_driver_sql(
                     f"SELECT setval('{sequence}', COALESCE((SELECT max(\"{column.name}\") "
-                    f"FROM \"{table.name}\"), 0) + 1, false)"
+                    f'FROM "{table.name}"), 0) + 1, false)'
                 )
 
 
