@@ -97,7 +97,7 @@ def import_calibration_file(settings: Settings, conn: Connection) -> int:
         values = {(name, THRESHOLD): v for name, v in data.items() if isinstance(v, (int, float))}
         if isinstance(models, dict):
             values |= {(name, REFUSAL_MODEL): m for name, m in models.items() if isinstance(m, dict)}
-    stored = set(conn.execute(select(calibration.c.embedding_model, calibration.c.kind)).tuples())
+    stored = {tuple(row) for row in conn.execute(select(calibration.c.embedding_model, calibration.c.kind))}
     new = [
         {"embedding_model": name, "kind": kind, "value": json.dumps(value, sort_keys=True)}
         for (name, kind), value in values.items()
