@@ -22,7 +22,7 @@ from docubot.config import Settings
 from docubot.db import Database
 from docubot.embed import Embedder, make_embedder
 from docubot.llm import ChatModel, make_chat_model
-from docubot.rag.keyword import KeywordIndex
+from docubot.rag.keyword import KeywordSearch, open_keyword_index
 from docubot.rag.refusal import Refusal
 from docubot.rag.retrieve import Retriever, Stage
 from docubot.rag.threshold import refusal_threshold
@@ -96,8 +96,9 @@ class Components:
         return open_store(self.db)
 
     @cached_property
-    def keyword_index(self) -> KeywordIndex:
-        return KeywordIndex(self.settings.keyword_index_dir)
+    def keyword_index(self) -> KeywordSearch:
+        """bm25s (in the data folder on SQLite, in memory on PostgreSQL) or PostgreSQL full text."""
+        return open_keyword_index(self.settings, self.store)
 
     @cached_property
     def retriever(self) -> Retriever:
@@ -128,12 +129,12 @@ class Components:
     @cached_property
     def threshold(self) -> float:
         """The refusal floor for this embedding model."""
-        return refusal_threshold(self.settings, self.embedder.name)
+        return refusal_threshold(self.settings, self.embedder.name, self.db)
 
     @cached_property
     def refusal(self) -> Refusal:
         """The refusal decision before any LLM call: the combined model, or the threshold alone."""
-        return Refusal(self.settings, self.embedder.name, self.threshold)
+        return Refusal(self.settings, self.embedder.name, self.threshold, self.db)
 
     @cached_property
     def user_erasers(self) -> dict[str, UserEraser]:

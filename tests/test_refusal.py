@@ -13,7 +13,7 @@ from docubot.eval.refusal import LabelledQuestion, Row, evaluate_refusal, fit_mo
 from docubot.rag.answer import DocuBot
 from docubot.rag.question import EMPTY_QUESTION_OUTCOME, EMPTY_QUESTION_TEXT
 from docubot.rag.refusal import SIGNALS, Refusal, Vocabulary, question_terms
-from docubot.rag.threshold import refusal_threshold, write_refusal_model
+from docubot.rag.threshold import refusal_model_data, refusal_threshold, write_refusal_model
 from docubot.store.sql import SQLStore
 
 
@@ -105,8 +105,8 @@ def test_a_written_model_is_read_back_and_used(sample_settings, embedder, tmp_pa
     assert refusal_threshold(settings, embedder.name) == pytest.approx(0.835)  # the floor is kept apart
     refusal = Refusal(settings, embedder.name, floor=0.0)
     assert refusal.model is not None and refusal.model.threshold == 1.01
-    stored = json.loads((settings.home / "calibration.json").read_text())
-    assert stored["refusal_models"][embedder.name]["signals"] == list(SIGNALS)
+    assert not (settings.home / "calibration.json").exists()  # in the database's calibration table
+    assert refusal_model_data(settings, embedder.name)["signals"] == list(SIGNALS)
 
 
 def test_labelled_questions_come_from_both_sets_once_with_a_stratified_holdout(tmp_path: Path) -> None:

@@ -131,10 +131,10 @@ def refusal_command(
     plot_threshold(signals[0], reports / "refusal.png")
     best = signals[0]
     if write and best.chosen is not None:
-        path = write_threshold(settings, embedder_name, best.chosen.threshold)
+        path = write_threshold(settings, embedder_name, best.chosen.threshold, bot.db)
         err_console.print(f"threshold {best.chosen.threshold:.4f} written to {path}")
     if write:
-        path = write_refusal_model(settings, embedder_name, combined.model.to_json())
+        path = write_refusal_model(settings, embedder_name, combined.model.to_json(), bot.db)
         err_console.print(f"refusal model (threshold {combined.model.threshold:.4f}) written to {path}")
     if as_json:
         chosen = best.chosen
@@ -145,7 +145,7 @@ def refusal_command(
                 "kept_answerable": chosen.kept_answerable if chosen else None,
                 "rejected_unanswerable": chosen.rejected_unanswerable if chosen else None,
                 "refusal_precision": chosen.refusal_precision if chosen else None,
-                "current_threshold": refusal_threshold(settings, embedder_name),
+                "current_threshold": refusal_threshold(settings, embedder_name, bot.db),
                 "signals": {s.name: s.auroc for s in signals},
                 "combined": {"auroc": combined.signal_auroc, "parts": combined.combined},
             }

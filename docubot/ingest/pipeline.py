@@ -23,7 +23,7 @@ from docubot.ingest.chunk import Chunk, ChunkLimits, chunk_page, slugify
 from docubot.ingest.files import PageFile, PageReadError, SkippedPath, find_pages, read_page
 from docubot.ingest.lock import LockHeld, ingest_lock
 from docubot.ingest.parse import UNKNOWN, Page, PageMeta, parse_page
-from docubot.rag.keyword import KeywordIndex
+from docubot.rag.keyword import open_keyword_index
 from docubot.store import Record, VectorStore
 
 ProgressCallback = Callable[[int, int], None]
@@ -165,7 +165,7 @@ def _ingest_locked(
             [Record(c.id, c.text, c.metadata()) for c in plan.changed_metadata],
             plan.orphans,
         )
-        KeywordIndex(settings.keyword_index_dir).rebuild(store)
+        open_keyword_index(settings, store).rebuild(store)
         for listener in corpus_listeners:
             listener(report.corpus_version)
     else:

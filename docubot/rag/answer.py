@@ -41,7 +41,7 @@ from docubot.rag.contract import (
 )
 from docubot.rag.extractive import extractive_answer
 from docubot.rag.focus import focus
-from docubot.rag.keyword import KeywordIndex
+from docubot.rag.keyword import KeywordSearch
 from docubot.rag.prompt import (
     PROMPT_VERSION,
     Fragment,
@@ -171,7 +171,7 @@ class DocuBot:
         return self.retriever.store
 
     @property
-    def keyword_index(self) -> KeywordIndex:
+    def keyword_index(self) -> KeywordSearch:
         return self.components.keyword_index
 
     @property

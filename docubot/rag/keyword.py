@@ -7,6 +7,11 @@ short text does not settle. The index (bm25s) lives in
 change, and a reader whose index is not of the store's current corpus version (a crash between the
 chunks and the rebuild, another process's ingest) reloads or rebuilds it before searching, so the
 index can never lag the chunks.
+
+When the chunks live in PostgreSQL, no index is written to the data folder: each process builds it
+in memory from the database's chunks, again whenever the corpus version moves, so any number of
+servers share one corpus and keep nothing local (`open_keyword_index`). PostgreSQL's own full-text
+search is the other backend there (`docubot/rag/fulltext.py`, `DOCUBOT_KEYWORD_INDEX=fulltext`).
 """
 
 from __future__ import annotations
@@ -20,12 +25,13 @@ import time
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 from filelock import FileLock
 
-from docubot.store import VectorStore
+from docubot.config import Settings
+from docubot.store import VectorStore, validate_filters_for
 from docubot.text import DEFAULT_LANGUAGE, corpus_languages, query_tokens, tokenize
 
 
@@ -55,24 +61,77 @@ class _Loaded:
         return sorted(t for t in candidates if _one_edit_apart(token, t))
 
 
+class KeywordSearch(Protocol):
+    """What the retriever needs of a keyword backend (bm25s here, PostgreSQL full text)."""
+
+    def rebuild(self, store: VectorStore) -> None:
+        """Catch up with the store's chunks after a change (ingest, page removal)."""
+        ...
+
+    def ranking(
+        self, store: VectorStore, question: str, filters: dict[str, Any], depth: int
+    ) -> list[tuple[str, float]]:
+        """(chunk id, score) of the chunks matching `filters` that share a term with `question`,
+        best first, at most `depth`."""
+        ...
+
+    def language(self, store: VectorStore) -> str:
+        """The majority language of the indexed chunks."""
+        ...
+
+
+def open_keyword_index(settings: Settings, store: VectorStore) -> KeywordSearch:
+    """The keyword backend for `store`: bm25s in `<home>/bm25/` on SQLite (or Chroma); on PostgreSQL
+    bm25s in memory, or PostgreSQL's full-text search with `DOCUBOT_KEYWORD_INDEX=fulltext`."""
+    db = getattr(store, "db", None)
+    if db is None or db.is_sqlite:
+        if settings.keyword_index == "fulltext":
+            raise ValueError("DOCUBOT_KEYWORD_INDEX=fulltext needs the chunks in PostgreSQL")
+        return KeywordIndex(settings.keyword_index_dir)
+    if settings.keyword_index == "fulltext":
+        from docubot.rag.fulltext import FullTextIndex
+
+        return FullTextIndex(db)
+    return KeywordIndex(None)
+
+
 class KeywordIndex:
-    """BM25 over every stored chunk; searched unfiltered, filtered by the caller.
+    """BM25 over every stored chunk; searched unfiltered, then filtered.
 
     On disk, `folder/` holds versioned index folders and `current.json`, which names the one in use
     with its corpus version. A rebuild writes a fresh folder (never one a reader may be loading),
     then swaps the pointer atomically; old folders are removed after. Any number of processes and
-    threads may rebuild and search at once.
+    threads may rebuild and search at once. With `folder=None` the index lives in this process's
+    memory only, built from the store when first searched and whenever its corpus version moved.
     """
 
-    def __init__(self, folder: Path) -> None:
+    def __init__(self, folder: Path | None) -> None:
         self.folder = folder
         self._lock = threading.Lock()
         self._loaded: _Loaded | None = None
 
     def rebuild(self, store: VectorStore) -> None:
-        """Index the store's current chunks and publish the index with the store's corpus version."""
+        """Index the store's current chunks and publish the index with the store's corpus version
+        (in memory: forget the index; the next search builds it)."""
         with self._lock:
-            self._loaded = self._build(store)
+            self._loaded = self._build(store) if self.folder is not None else None
+
+    def ranking(
+        self, store: VectorStore, question: str, filters: dict[str, Any], depth: int
+    ) -> list[tuple[str, float]]:
+        """BM25 (id, score) pairs matching the filters, best first, at most `depth` of them."""
+        ordered = sorted(self.scores(store, question).items(), key=lambda item: -item[1])
+        if not filters:
+            return ordered[:depth]
+        wanted = validate_filters_for(filters)
+        out: list[tuple[str, float]] = []
+        for start in range(0, len(ordered), depth * 2):
+            batch = ordered[start : start + depth * 2]
+            metadata = {r.id: r.metadata for r in store.get(chunk_id for chunk_id, _ in batch)}
+            out += [(i, s) for i, s in batch if i in metadata and wanted(metadata[i])]
+            if len(out) >= depth:
+                break
+        return out[:depth]
 
     def scores(self, store: VectorStore, question: str) -> dict[str, float]:
         """id → BM25 score for every chunk sharing a token with `question` (score > 0)."""
@@ -98,7 +157,7 @@ class KeywordIndex:
         with self._lock:
             loaded = self._loaded
             if loaded is None or loaded.version != version:
-                published = self._load_published()
+                published = self._load_published(self.folder) if self.folder is not None else None
                 loaded = published if published and published.version == version else self._build(store)
                 self._loaded = loaded
             return loaded
@@ -115,52 +174,54 @@ class KeywordIndex:
         if ids:
             tokens = [tokenize(t, lang) or ["∅"] for t, lang in zip(texts, languages, strict=True)]
             retriever.index(tokens, show_progress=False)
+        if self.folder is None:
+            return _Loaded(version, retriever, ids, majority)
         self.folder.mkdir(parents=True, exist_ok=True)
         build = Path(tempfile.mkdtemp(prefix=_BUILDING, dir=self.folder))
         if ids:
             retriever.save(str(build), show_progress=False)
         stamp = {"corpus_version": version, "ids": ids, "language": majority}
         (build / _IDS).write_text(json.dumps(stamp))
-        self._publish(build, version, store)
+        self._publish(self.folder, build, version, store)
         return _Loaded(version, retriever, ids, majority)
 
-    def _publish(self, build: Path, version: int, store: VectorStore) -> None:
+    def _publish(self, folder: Path, build: Path, version: int, store: VectorStore) -> None:
         """Point `current.json` at `build` unless a newer index of the store's version is already
         there (a slower, older rebuild never replaces it); then remove every other index folder."""
-        with FileLock(self.folder / _LOCK):
-            pointer = _read_pointer(self.folder)
+        with FileLock(folder / _LOCK):
+            pointer = _read_pointer(folder)
             latest = store.corpus_version()
             if pointer and pointer["corpus_version"] == latest != version:
                 shutil.rmtree(build, ignore_errors=True)
                 return
             final = build.with_name(_PUBLISHED + build.name.removeprefix(_BUILDING))
             build.rename(final)
-            tmp = self.folder / f"{_POINTER}.{final.name}"
+            tmp = folder / f"{_POINTER}.{final.name}"
             tmp.write_text(json.dumps({"folder": final.name, "corpus_version": version}))
-            os.replace(tmp, self.folder / _POINTER)
-            _remove_all_but(self.folder, final.name)
+            os.replace(tmp, folder / _POINTER)
+            _remove_all_but(folder, final.name)
 
-    def _load_published(self) -> _Loaded | None:
+    def _load_published(self, folder: Path) -> _Loaded | None:
         """The published index; read twice at most (a rebuild may remove it mid-read); None if absent."""
         for _ in range(2):
             try:
-                return self._load_pointed()
+                return self._load_pointed(folder)
             except (OSError, ValueError, KeyError):
                 continue
         return None
 
-    def _load_pointed(self) -> _Loaded | None:
+    def _load_pointed(self, folder: Path) -> _Loaded | None:
         import bm25s
 
-        pointer = _read_pointer(self.folder)
+        pointer = _read_pointer(folder)
         if pointer is None:
             return None
-        folder = self.folder / str(pointer["folder"])
-        meta = json.loads((folder / _IDS).read_text())
+        published = folder / str(pointer["folder"])
+        meta = json.loads((published / _IDS).read_text())
         if "language" not in meta:  # made before the text layer: built again
             return None
         ids = list(meta["ids"])
-        retriever = bm25s.BM25.load(str(folder), mmap=True, show_progress=False) if ids else bm25s.BM25()
+        retriever = bm25s.BM25.load(str(published), mmap=True, show_progress=False) if ids else bm25s.BM25()
         return _Loaded(int(meta["corpus_version"]), retriever, ids, str(meta["language"]))
 
 

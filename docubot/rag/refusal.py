@@ -19,8 +19,8 @@ measured too and left out: the margin is 0 whenever a procedure is copied across
 A word is known when the corpus holds it, folded, or a word sharing its first five letters
 (inflection and Catalan/Spanish/English siblings: contraseña ~ contrasenya). A logistic regression
 over the standardised signals gives the probability that the docs answer the question; DocuBot
-refuses under the calibrated threshold. Fitted by `docubot eval refusal --write`, stored in
-`<home>/calibration.json` per embedding model and retrieval mode; the defaults below were fitted
+refuses under the calibrated threshold. Fitted by `docubot eval refusal --write`, stored in the
+database's `calibration` table per embedding model (with its retrieval mode); the defaults below were fitted
 on evals/nubelia. Without a model for the configured embedder and mode, the cosine floor decides.
 """
 
@@ -35,6 +35,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from docubot.config import Settings
+from docubot.db import Database
 from docubot.rag.threshold import refusal_model_data
 from docubot.store import Hit, VectorStore
 from docubot.text import DEFAULT_LANGUAGE, LANGUAGES, detect_language, fold, stopwords
@@ -98,7 +99,7 @@ DEFAULT_MODELS: dict[str, dict] = {
         "mode": "hybrid",
     }
 }
-"""Per embedding model: the refusal model used when `<home>/calibration.json` holds none."""
+"""Per embedding model: the refusal model used when the `calibration` table holds none."""
 
 
 @dataclass(frozen=True)
@@ -114,8 +115,10 @@ class Refusal:
     """The refusal decision for one configuration: the fitted model for the embedder and the
     retrieval mode, else the cosine floor."""
 
-    def __init__(self, settings: Settings, embedding_model: str, floor: float) -> None:
-        data = refusal_model_data(settings, embedding_model) or DEFAULT_MODELS.get(embedding_model)
+    def __init__(
+        self, settings: Settings, embedding_model: str, floor: float, db: Database | None = None
+    ) -> None:
+        data = refusal_model_data(settings, embedding_model, db) or DEFAULT_MODELS.get(embedding_model)
         self.model = RefusalModel.from_json(data) if data else None
         self.floor = floor
         self.vocabulary = Vocabulary()

@@ -2,9 +2,10 @@
 `eval`, conversations and the cache probe.
 
 question → query vector (given by the caller, else embedded once) → dense (e5 cosine), keyword
-(BM25) or both fused by reciprocal rank, under the store filters → the post-retrieval stages, in
-order → the best `k`. There are no stages by default; a reranker or a pruner is one more entry in
-`Retriever.stages` (a `Stage`), and every caller gets it.
+(a `KeywordSearch`: BM25, or PostgreSQL's full text) or both fused by reciprocal rank, under the
+store filters → the post-retrieval stages, in order → the best `k`. There are no stages by
+default; a reranker or a pruner is one more entry in `Retriever.stages` (a `Stage`), and every
+caller gets it.
 """
 
 from __future__ import annotations
@@ -17,8 +18,8 @@ from typing import Any, Literal, Protocol
 import numpy as np
 
 from docubot.embed import Embedder
-from docubot.rag.keyword import KeywordIndex
-from docubot.store import Hit, VectorStore, validate_filters_for
+from docubot.rag.keyword import KeywordSearch
+from docubot.store import Hit, VectorStore
 
 LATEST = "latest"
 ALL_VERSIONS = "all"
@@ -100,7 +101,7 @@ class Retriever:
         self,
         embedder: Embedder,
         store: VectorStore,
-        keyword_index: KeywordIndex | None = None,
+        keyword_index: KeywordSearch | None = None,
         *,
         mode: Mode = "dense",
         top_k: int = 4,
@@ -161,7 +162,7 @@ class Retriever:
                 for n, h in enumerate(self.store.query(vector, depth, filters), 1)
             ]
         assert self.keyword_index is not None
-        keyword = _keyword_ranking(question, self.store, self.keyword_index, filters, max(depth, CANDIDATES))
+        keyword = self.keyword_index.ranking(self.store, question, filters, max(depth, CANDIDATES))
         keyword_ids = [chunk_id for chunk_id, _ in keyword]
         dense: dict[str, Hit] = {}
         if mode == "bm25":
@@ -198,25 +199,6 @@ def reciprocal_rank_fusion(rankings: list[list[str]], k: int = 5) -> list[str]:
         for rank, chunk_id in enumerate(ranking, 1):
             scores[chunk_id] = scores.get(chunk_id, 0.0) + 1.0 / (k + rank)
     return sorted(scores, key=lambda i: -scores[i])
-
-
-def _keyword_ranking(
-    question: str, store: VectorStore, index: KeywordIndex, filters: dict[str, Any], depth: int
-) -> list[tuple[str, float]]:
-    """BM25 (id, score) pairs matching the filters, best first, at most `depth` of them."""
-    scores = index.scores(store, question)
-    ordered = sorted(scores.items(), key=lambda item: -item[1])
-    if not filters:
-        return ordered[:depth]
-    wanted = validate_filters_for(filters)
-    out: list[tuple[str, float]] = []
-    for start in range(0, len(ordered), depth * 2):
-        batch = ordered[start : start + depth * 2]
-        metadata = {r.id: r.metadata for r in store.get(chunk_id for chunk_id, _ in batch)}
-        out += [(i, s) for i, s in batch if i in metadata and wanted(metadata[i])]
-        if len(out) >= depth:
-            break
-    return out[:depth]
 
 
 def _ms_since(start: float) -> float:

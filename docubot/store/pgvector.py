@@ -36,8 +36,9 @@ from docubot.store.sql import (
 HNSW_INDEX = "chunks_embedding_hnsw"
 HNSW_MAX_DIM = 2000
 """pgvector's HNSW limit for `vector`; above it searches stay exact."""
-PG_ONLY = {"embedding_vec", "chunks_vec_missing", HNSW_INDEX}
-"""Schema objects that exist only on PostgreSQL with pgvector (not in the shared table definitions)."""
+PG_ONLY = {"embedding_vec", "chunks_vec_missing", HNSW_INDEX, "chunk_fts", "chunk_fts_tsv"}
+"""Schema objects that exist only on PostgreSQL (pgvector's; the full-text index of migration 0007),
+not in the shared table definitions."""
 
 NO_PGVECTOR = (
     "this PostgreSQL database has no pgvector: DocuBot keeps its vectors in a `vector` column. "
