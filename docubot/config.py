@@ -72,7 +72,7 @@ class Settings(BaseSettings):
     top_k: int = Field(4, ge=1, le=50)
     retrieval_mode: Literal["dense", "bm25", "hybrid"] = "hybrid"
     fusion: Literal["zscore", "rrf"] = Field(
-        "zscore", description="Hybrid fusion: z-scored similarity and BM25 (measured: README), or reciprocal rank."
+        "zscore", description="Hybrid: z-scored similarity and BM25 (measured: README), or reciprocal rank."
     )
     fusion_dense_weight: float = Field(0.5, ge=0, le=1, description="The dense share of the zscore fusion.")
     rrf_k: int = Field(5, ge=1, description="Reciprocal-rank-fusion constant (fusion = rrf).")

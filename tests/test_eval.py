@@ -147,13 +147,13 @@ def test_cli_takes_a_set_file_and_reports_its_splits(sample_home, tmp_path, monk
     shutil.copytree(sample_home, home)
     monkeypatch.setenv("DOCUBOT_HOME", str(home))
     lines = (EVAL_SET / "retrieval_typos.jsonl").read_text(encoding="utf-8").splitlines()[:4]
-    rows = [{**json.loads(line), "split": split} for line, split in zip(lines, ["tune", "tune", "tune", "holdout"])]
+    splits = ["tune", "tune", "tune", "holdout"]
+    rows = [{**json.loads(line), "split": split} for line, split in zip(lines, splits, strict=True)]
     typos = tmp_path / "typos.jsonl"
     typos.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
     reports = tmp_path / "reports"
-    result = CliRunner().invoke(
-        app, ["eval", "retrieval", "--set", str(typos), "--mode", "dense", "--reports", str(reports), "--json"]
-    )
+    arguments = ["eval", "retrieval", "--set", str(typos), "--mode", "dense", "--reports", str(reports)]
+    result = CliRunner().invoke(app, [*arguments, "--json"])
     assert result.exit_code == 0, result.output
     metrics = json.loads(result.stdout)
     assert metrics["questions"] == sum(r["answerable"] for r in rows)

@@ -58,7 +58,7 @@ eval_app = typer.Typer(
 
 SET_OPTION = typer.Option(Path("evals/nubelia"), "--set", help="Folder holding retrieval.jsonl.")
 RETRIEVAL_SET_OPTION = typer.Option(
-    Path("evals/nubelia"), "--set", help="Folder holding retrieval.jsonl, or a .jsonl file of the same format."
+    Path("evals/nubelia"), "--set", help="Folder holding retrieval.jsonl, or a .jsonl file in its format."
 )
 REPORTS_OPTION = typer.Option(Path("reports"), "--reports", help="Where the markdown and PNG reports go.")
 

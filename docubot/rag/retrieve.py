@@ -2,9 +2,10 @@
 `eval`, conversations and the cache probe.
 
 question → query vector (given by the caller, else embedded once) → dense (e5 cosine), keyword
-(BM25) or both fused (by default on z-scored similarities and BM25 scores, `zscore_fusion`; or by
-reciprocal rank), under the store filters → the post-retrieval stages, in order → the best `k`. There are no stages by default; a reranker or a pruner is one more entry in
-`Retriever.stages` (a `Stage`), and every caller gets it.
+(BM25) or both fused (by default on z-scored similarities and BM25 scores, `zscore_fusion`; or
+by reciprocal rank), under the store filters → the post-retrieval stages, in order → the best
+`k`. There are no stages by default; a reranker or a pruner is one more entry in `Retriever.stages`
+(a `Stage`), and every caller gets it.
 """
 
 from __future__ import annotations
