@@ -19,6 +19,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from sqlalchemy import Connection, Engine, MetaData, create_engine, event
+from sqlalchemy.exc import OperationalError
 
 from docubot.config import Settings
 
@@ -88,6 +89,23 @@ class Database:
 
     def __exit__(self, *_: object) -> None:
         self.close()
+
+
+def lost_connection(exc: BaseException) -> bool:
+    """Whether `exc` is PostgreSQL going away under a request (a restart, a failover, a killed backend,
+    a refused connection): worth one retry on a fresh connection. SQLite's operational errors (locked
+    after the 30 s busy timeout, disk full) are not: retrying them only doubles the wait."""
+    if not isinstance(exc, OperationalError):
+        return False
+    return exc.connection_invalidated or type(exc.orig).__module__.startswith("psycopg")
+
+
+def journal_mode(db: Database) -> str:
+    """SQLite's journal mode (`wal` unless the file system refused it); "" on PostgreSQL."""
+    if not db.is_sqlite:
+        return ""
+    with db.read() as conn:
+        return str(conn.exec_driver_sql("PRAGMA journal_mode").scalar_one()).lower()
 
 
 def _sqlite_engine(url: str) -> Engine:

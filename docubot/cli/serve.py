@@ -22,18 +22,22 @@ def register(app: typer.Typer) -> None:
 def serve_command(
     host: str = typer.Option("127.0.0.1", "--host", help="Interface to listen on."),
     port: int = typer.Option(8000, "--port", min=1, max=65535),
+    workers: int = typer.Option(
+        1, "--workers", min=1, help="Server processes on this port, sharing the database (docs/scale-out.md)."
+    ),
 ) -> None:
     """Serve the HTTP API, its OpenAPI docs (/docs) and the web chat page (/)."""
     try:
         from docubot.server.app import create_app
-        from docubot.server.run import serve
+        from docubot.server.run import WorkersError, prepare_workers, serve
     except ImportError:
         fail("the server needs its extra: pip install 'docubot[server]'")
+    settings = load_settings()
     try:
-        app = create_app(load_settings())
-    except DatabaseError as exc:
+        app = create_app(settings) if workers == 1 else prepare_workers(settings)
+    except (DatabaseError, WorkersError) as exc:
         fail(str(exc))
-    serve(app, host, port)  # request-id logs; exits within seconds of SIGTERM even under load
+    serve(app, host, port, workers)  # request-id logs; exits within seconds of SIGTERM even under load
 
 
 def _store() -> UserStore:

@@ -21,6 +21,7 @@ from fastapi.staticfiles import StaticFiles
 from pydantic import BaseModel, Field
 from sqlalchemy.exc import OperationalError
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.types import Scope
 
 from docubot.chat.policies import PolicyError
 from docubot.config import Settings
@@ -33,6 +34,7 @@ from docubot.server.headers import SecurityHeaders, request_id, response_headers
 from docubot.server.limits import BodyLimit
 from docubot.server.offline_docs import serve_docs_offline
 from docubot.server.openai_api import openai_router
+from docubot.server.retry import RetryOnLostConnection
 from docubot.server.sse import TextSink, stream_job
 from docubot.server.users import User, UserStore
 from docubot.sessions import InvalidSessionId, SessionBusy, SessionManager, SessionNotFound
@@ -97,6 +99,7 @@ def create_app(settings: Settings, bot: DocuBot | None = None) -> FastAPI:
     sessions = SessionManager(settings, bot, bot.db)
     app = FastAPI(title="DocuBot", version="1", description="Answers from your documentation, with sources.")
     app.state.users = UserStore(bot.db)
+    app.add_middleware(RetryOnLostConnection, give_up=_unavailable)  # innermost: replays a request
     app.add_middleware(BodyLimit, max_bytes=settings.max_request_bytes)
     app.add_middleware(SecurityHeaders)
 
@@ -227,6 +230,12 @@ def _error_body(exc: BaseException, rid: str, what: str) -> dict[str, Any]:
     log.error("request %s: %s failed", rid, what, exc_info=exc)
     reason = "the database is unavailable; try again" if _server_status(exc) == 503 else "internal error"
     return {"error": f"{reason} (request id {rid})", "request_id": rid}
+
+
+def _unavailable(scope: Scope, exc: BaseException) -> JSONResponse:
+    """The 503 of a request that lost the database connection twice (logged with its request id)."""
+    rid = str(scope.get("state", {}).get("request_id", "-"))
+    return JSONResponse(_error_body(exc, rid, f"{scope['method']} {scope['path']}"), 503)
 
 
 def _server_status(exc: BaseException) -> int:

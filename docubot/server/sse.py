@@ -3,6 +3,8 @@
 The answer runs in a worker thread; its text pieces and status lines cross to the event loop
 through a queue. When the client goes away the next piece raises `ClientGone` inside the worker,
 so the session manager stores nothing: a turn is stored whole (the answer finished) or not at all.
+A job that loses the database connection runs once more (`docubot.server.retry`); the text pieces
+the client already has are not sent again, the final event carries the whole answer.
 """
 
 from __future__ import annotations
@@ -12,6 +14,8 @@ import json
 import threading
 from collections.abc import AsyncIterator, Callable
 from typing import Any
+
+from docubot.server.retry import retrying_once
 
 TextSink = Callable[[str], None]
 Job = Callable[[TextSink, TextSink], dict[str, Any]]
@@ -32,20 +36,30 @@ async def stream_job(job: Job, error_event: Callable[[BaseException], dict[str, 
     loop = asyncio.get_running_loop()
     queue: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
     gone = threading.Event()
+    attempts: list[bool] = []
+    """One entry per run of the job: whether it sent the client any text piece."""
 
     def sink(kind: str) -> TextSink:
         def put(text: str) -> None:
             if gone.is_set():
                 raise ClientGone()
+            if kind == "token":
+                if any(attempts[:-1]):
+                    return  # a retry: the client has this answer's text pieces already
+                attempts[-1] = True
             loop.call_soon_threadsafe(queue.put_nowait, (kind, {"text": text}))
 
         return put
+
+    def attempt() -> dict[str, Any]:
+        attempts.append(False)
+        return job(sink("token"), sink("status"))
 
     def run() -> None:
         if gone.is_set():  # the stream closed (client gone, server stopping) before a worker was free
             return
         try:
-            final = ("done", job(sink("token"), sink("status")))
+            final = ("done", retrying_once(attempt, "a streamed answer"))
         except ClientGone:
             return
         except Exception as exc:  # reported to the client as an `error` event
