@@ -108,6 +108,8 @@ class Components:
             self.keyword_index,
             mode=self.settings.retrieval_mode,
             top_k=self.settings.top_k,
+            fusion=self.settings.fusion,
+            dense_weight=self.settings.fusion_dense_weight,
             rrf_k=self.settings.rrf_k,
             stages=self.stages,
         )

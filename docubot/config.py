@@ -71,7 +71,11 @@ class Settings(BaseSettings):
     # Retrieval and answering
     top_k: int = Field(4, ge=1, le=50)
     retrieval_mode: Literal["dense", "bm25", "hybrid"] = "hybrid"
-    rrf_k: int = Field(5, ge=1, description="Reciprocal-rank-fusion constant (measured: README).")
+    fusion: Literal["zscore", "rrf"] = Field(
+        "zscore", description="Hybrid: z-scored similarity and BM25 (measured: README), or reciprocal rank."
+    )
+    fusion_dense_weight: float = Field(0.5, ge=0, le=1, description="The dense share of the zscore fusion.")
+    rrf_k: int = Field(5, ge=1, description="Reciprocal-rank-fusion constant (fusion = rrf).")
     refusal_threshold: float | None = Field(None, description="Override of the per-model calibrated floor.")
     max_question_chars: int = Field(2000, ge=10)
     focused_context: bool = Field(

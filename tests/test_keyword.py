@@ -10,13 +10,30 @@ from docubot.config import Settings
 from docubot.db import Database
 from docubot.ingest.pipeline import ingest
 from docubot.rag.keyword import KeywordIndex
-from docubot.rag.retrieve import Retriever, reciprocal_rank_fusion
+from docubot.rag.retrieve import Retriever, reciprocal_rank_fusion, zscore_fusion
 from docubot.store.sql import SQLStore
 
 
 def test_rrf_prefers_what_both_rankings_agree_on() -> None:
     assert reciprocal_rank_fusion([["a", "b", "c"], ["x", "b", "y"]], k=5)[0] == "b"
     assert reciprocal_rank_fusion([["a"], []]) == ["a"]
+
+
+def test_zscore_fusion_keeps_a_clear_lead_that_reciprocal_rank_flattens() -> None:
+    # ferrule f203 in miniature: dense puts the gold first, far above the rest; BM25 has it 5th, behind
+    # chunks sharing common words. Reciprocal rank puts it third; the z-scored fusion keeps it first.
+    dense = [("gold", 0.91), ("a", 0.84), ("b", 0.83), ("c", 0.83), ("d", 0.82)]
+    keyword = [("a", 9.0), ("b", 8.8), ("e", 8.6), ("f", 8.5), ("gold", 8.4), ("d", 2.0)]
+    assert reciprocal_rank_fusion([[i for i, _ in dense], [i for i, _ in keyword]], k=5).index("gold") == 2
+    assert zscore_fusion(dense, keyword)[0] == "gold"
+    assert zscore_fusion(dense, keyword, dense_weight=0.0)[0] == "a"
+
+
+def test_zscore_fusion_handles_missing_ids_flat_scores_and_empty_rankings() -> None:
+    assert zscore_fusion([("a", 0.9), ("b", 0.8)], []) == ["a", "b"]
+    assert zscore_fusion([], [("x", 3.0), ("y", 1.0)]) == ["x", "y"]
+    assert zscore_fusion([("a", 0.8), ("b", 0.8)], [("b", 2.0), ("c", 1.0)])[0] == "b"
+    assert zscore_fusion([], []) == []
 
 
 def test_bm25_mode_finds_exact_names_and_hybrid_keeps_similarities(sample_settings, embedder) -> None:

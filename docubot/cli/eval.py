@@ -41,7 +41,7 @@ from docubot.eval.report import (
     refusal_markdown,
     retrieval_markdown,
 )
-from docubot.eval.retrieval import RetrievalReport, refusal_signals, run_cases
+from docubot.eval.retrieval import MISS_DEPTH, RetrievalReport, refusal_signals, run_cases
 from docubot.eval.sets import EvalSetError, load_conversation_set, load_retrieval_set
 from docubot.llm import ProviderError
 from docubot.llm.model_file import ModelFileError
@@ -57,6 +57,9 @@ eval_app = typer.Typer(
 )
 
 SET_OPTION = typer.Option(Path("evals/nubelia"), "--set", help="Folder holding retrieval.jsonl.")
+RETRIEVAL_SET_OPTION = typer.Option(
+    Path("evals/nubelia"), "--set", help="Folder holding retrieval.jsonl, or a .jsonl file in its format."
+)
 REPORTS_OPTION = typer.Option(
     None, "--reports", help="Where the markdown and PNG reports go (default: <home>/reports)."
 )
@@ -68,13 +71,14 @@ def register(app: typer.Typer) -> None:
 
 @eval_app.command("retrieval")
 def retrieval_command(
-    eval_set: Path = SET_OPTION,
+    eval_set: Path = RETRIEVAL_SET_OPTION,
     reports: Path | None = REPORTS_OPTION,
     mode: str = typer.Option(None, "--mode", help="dense | bm25 | hybrid | all (compare the three)."),
     as_json: bool = typer.Option(False, "--json"),
 ) -> None:
-    """recall@1/3/5/10 and MRR; the rank of the gold section per question; the misses. Each
-    question's ranking goes to retrieval-<mode>.jsonl (as `docubot search --json` shows it)."""
+    """recall@1/3/5/10, MRR@10 and the top-20 miss rate, per split when the set has them; the rank
+    of the gold section per question; the misses. Each question's ranking (20 deep) goes to
+    retrieval-<mode>.jsonl (as `docubot search --json` shows it)."""
     settings = load_settings(llm="none")
     chosen = list(MODES) if mode == "all" else [mode or settings.retrieval_mode]
     if any(m not in MODES for m in chosen):
@@ -84,14 +88,14 @@ def retrieval_command(
     reports = _reports_folder(reports, settings)
     results = {}
     for name in modes:
-        report = _run(eval_set, bot, as_json, name, k=10)
+        report = _run(eval_set, bot, as_json, name, k=MISS_DEPTH)
         title = f"Retrieval on {eval_set} ({name})"
         (reports / f"retrieval-{name}.md").write_text(retrieval_markdown(report, title))
         (reports / f"retrieval-{name}.jsonl").write_text(
             "".join(json.dumps(o.logged(), ensure_ascii=False) + "\n" for o in report.outcomes)
         )
         plot_recall(report, reports / f"retrieval-{name}.png")
-        results[name] = {**report.metrics, "misses": [o.case.id for o in report.misses]}
+        results[name] = {**report.flat_metrics(), "misses": [o.case.id for o in report.misses]}
         if not as_json:
             console.print(retrieval_markdown(report, title), markup=False, highlight=False)
     if as_json:

@@ -5,19 +5,24 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from docubot.eval.retrieval import KS, RetrievalReport, SignalResult
+from docubot.eval.retrieval import KS, MISS_DEPTH, RetrievalReport, SignalResult
 
 
 def retrieval_markdown(report: RetrievalReport, title: str) -> str:
-    m = report.metrics
-    lines = [
-        f"# {title}",
-        "",
-        f"{int(m['questions'])} answerable questions.",
-        "",
-        "| " + " | ".join(f"recall@{k}" for k in KS) + " | MRR@10 |",
-        "|" + "---|" * (len(KS) + 1),
-        "| " + " | ".join(f"{m[f'recall@{k}']:.3f}" for k in KS) + f" | {m['mrr']:.3f} |",
+    """The measures over all answerable questions and per split (one row each), then the misses."""
+    miss = f"miss@{MISS_DEPTH}"
+    columns = [*(f"recall@{k}" for k in KS), "MRR@10"]
+    deep = miss in report.metrics
+    if deep:
+        columns.append(f"top-{MISS_DEPTH} misses")
+    lines = [f"# {title}", "", "| questions | " + " | ".join(columns) + " |", "|---|" + "---|" * len(columns)]
+    for name, m in [("all", report.metrics), *report.splits.items()]:
+        cells = [f"{m[f'recall@{k}']:.3f}" for k in KS] + [f"{m['mrr']:.3f}"]
+        if deep:
+            cells.append(f"{m[miss]:.1%}")
+        lines.append(f"| {name} ({int(m['questions'])} answerable) | " + " | ".join(cells) + " |")
+    depth = max((len(o.hits) for o in report.outcomes), default=0)
+    lines += [
         "",
         "## Misses (gold not in the top 5)",
         "",
@@ -26,7 +31,7 @@ def retrieval_markdown(report: RetrievalReport, title: str) -> str:
     ]
     for o in report.misses:
         first = o.top_sections[0] if o.top_sections else ""
-        lines.append(f"| {o.case.id} | {o.case.question} | {o.rank or '>10'} | {first} |")
+        lines.append(f"| {o.case.id} | {o.case.question} | {o.rank or f'>{depth}'} | {first} |")
     return "\n".join(lines) + "\n"
 
 

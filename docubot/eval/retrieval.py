@@ -12,6 +12,9 @@ from docubot.rag.retrieve import Mode, RankedHit, Retriever
 from docubot.store import Hit
 
 KS = (1, 3, 5, 10)
+MISS_DEPTH = 20
+"""A question whose gold is not in the first `MISS_DEPTH` hits is a deep miss: no reranker or
+focused-context step after retrieval can recover it."""
 
 
 @dataclass
@@ -57,6 +60,16 @@ class CaseOutcome:
 class RetrievalReport:
     outcomes: list[CaseOutcome]
     metrics: dict[str, float] = field(default_factory=dict)
+    """recall@1/3/5/10, `mrr` (MRR@10), `miss@20` (when retrieved that deep), `questions`."""
+    splits: dict[str, dict[str, float]] = field(default_factory=dict)
+    """The same measures per split of the set (`tune`, `holdout`), when it has splits."""
+
+    def flat_metrics(self) -> dict[str, float]:
+        """The measures, then each split's under `<split>.` (`tune.recall@5`): the `--json` keys."""
+        flat = dict(self.metrics)
+        for split, metrics in self.splits.items():
+            flat.update({f"{split}.{name}": value for name, value in metrics.items()})
+        return flat
 
     @property
     def answerable(self) -> list[CaseOutcome]:
@@ -78,23 +91,43 @@ def gold_rank(hits: Sequence[Hit], gold: Sequence[Gold]) -> int | None:
 def run_cases(
     cases: Sequence[RetrievalCase],
     retriever: Retriever,
-    k: int = 10,
+    k: int = MISS_DEPTH,
     mode: Mode | None = None,
     progress: Callable[[], None] | None = None,
 ) -> RetrievalReport:
-    """Retrieve for every case with the retriever `ask` and `search` use (latest docs)."""
+    """Retrieve the first `k` for every case with the retriever `ask` and `search` use (latest
+    docs), and measure; the deep-miss rate needs `k` ≥ `MISS_DEPTH`."""
     outcomes = []
     for case in cases:
         hits = retriever.search(case.question, k=k, mode=mode).hits
         outcomes.append(CaseOutcome(case, gold_rank(hits, case.gold), hits))
         if progress:
             progress()
-    report = RetrievalReport(outcomes)
-    ranks = [o.rank for o in report.answerable]
-    report.metrics = {f"recall@{k}": round(recall_at(ranks, k), 4) for k in KS}
-    report.metrics["mrr"] = round(mrr(ranks), 4)
-    report.metrics["questions"] = len(ranks)
+    return measure(outcomes, depth=k)
+
+
+def measure(outcomes: list[CaseOutcome], depth: int) -> RetrievalReport:
+    """The report of retrieved cases: over all of them and, when the set is split, per split."""
+    report = RetrievalReport(outcomes, rank_metrics([o.rank for o in outcomes if o.case.answerable], depth))
+    for split in sorted({o.case.split for o in outcomes if o.case.split}, key=_split_order):
+        ranks = [o.rank for o in outcomes if o.case.answerable and o.case.split == split]
+        report.splits[split] = rank_metrics(ranks, depth)
     return report
+
+
+def rank_metrics(ranks: Sequence[int | None], depth: int) -> dict[str, float]:
+    """recall@1/3/5/10, MRR@10, the share of gold not in the first `MISS_DEPTH` (only when the
+    rankings went `depth` ≥ `MISS_DEPTH` deep), and the number of questions."""
+    metrics = {f"recall@{k}": round(recall_at(ranks, k), 4) for k in KS}
+    metrics["mrr"] = round(mrr(ranks), 4)
+    if depth >= MISS_DEPTH:
+        metrics[f"miss@{MISS_DEPTH}"] = round(1 - recall_at(ranks, MISS_DEPTH), 4)
+    metrics["questions"] = len(ranks)
+    return metrics
+
+
+def _split_order(split: str) -> tuple[int, str]:
+    return ({"tune": 0, "holdout": 1}.get(split, 2), split)
 
 
 @dataclass

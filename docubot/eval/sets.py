@@ -26,12 +26,21 @@ class RetrievalCase:
     gold: tuple[Gold, ...]
     facts: tuple[str, ...]
     kind: str = ""
+    split: str = ""
+    """`tune` or `holdout` where the set is split (choose settings on `tune` only); empty otherwise."""
 
 
-def load_retrieval_set(folder: Path) -> list[RetrievalCase]:
-    """`<folder>/retrieval.jsonl` as cases; a clear error names the bad line."""
+def retrieval_set_file(path: Path) -> Path:
+    """A retrieval set's file: `path` itself when it is a `.jsonl` file, else `<path>/retrieval.jsonl`."""
+    return path if path.suffix == ".jsonl" else path / "retrieval.jsonl"
+
+
+def load_retrieval_set(path: Path) -> list[RetrievalCase]:
+    """The cases of a retrieval set (a folder holding `retrieval.jsonl`, or a `.jsonl` file such as
+    `evals/nubelia/retrieval_typos.jsonl`); a clear error names the bad line."""
+    file = retrieval_set_file(path)
     cases = []
-    for number, data in read_jsonl(folder / "retrieval.jsonl"):
+    for number, data in read_jsonl(file):
         try:
             cases.append(
                 RetrievalCase(
@@ -42,10 +51,11 @@ def load_retrieval_set(folder: Path) -> list[RetrievalCase]:
                     gold=tuple(Gold(g["url"], g["section"]) for g in data.get("gold", [])),
                     facts=tuple(data.get("facts", [])),
                     kind=str(data.get("kind", "")),
+                    split=str(data.get("split", "")),
                 )
             )
         except (KeyError, TypeError) as exc:
-            raise EvalSetError(f"retrieval.jsonl line {number}: missing or bad field {exc}") from exc
+            raise EvalSetError(f"{file.name} line {number}: missing or bad field {exc}") from exc
     return cases
 
 

@@ -2,10 +2,10 @@
 `eval`, conversations and the cache probe.
 
 question → query vector (given by the caller, else embedded once) → dense (e5 cosine), keyword
-(a `KeywordSearch`: BM25, or PostgreSQL's full text) or both fused by reciprocal rank, under the
-store filters → the post-retrieval stages, in order → the best `k`. There are no stages by
-default; a reranker or a pruner is one more entry in `Retriever.stages` (a `Stage`), and every
-caller gets it.
+(a `KeywordSearch`: BM25, or PostgreSQL's full text) or both fused (by default on z-scored
+similarities and keyword scores, `zscore_fusion`; or by reciprocal rank), under the store filters →
+the post-retrieval stages, in order → the best `k`. There are no stages by default; a reranker or a
+pruner is one more entry in `Retriever.stages` (a `Stage`), and every caller gets it.
 """
 
 from __future__ import annotations
@@ -25,6 +25,8 @@ LATEST = "latest"
 ALL_VERSIONS = "all"
 Mode = Literal["dense", "bm25", "hybrid"]
 MODES: tuple[Mode, ...] = ("dense", "bm25", "hybrid")
+Fusion = Literal["zscore", "rrf"]
+FUSIONS: tuple[Fusion, ...] = ("zscore", "rrf")
 CANDIDATES = 30
 """How deep each ranking goes before fusion, and how many candidates the stages see."""
 
@@ -105,6 +107,8 @@ class Retriever:
         *,
         mode: Mode = "dense",
         top_k: int = 4,
+        fusion: Fusion = "zscore",
+        dense_weight: float = 0.5,
         rrf_k: int = 5,
         stages: Sequence[Stage] = (),
     ) -> None:
@@ -113,7 +117,11 @@ class Retriever:
         self.keyword_index = keyword_index
         self.mode: Mode = mode
         self.top_k = top_k
+        self.fusion: Fusion = fusion
+        self.dense_weight = dense_weight
+        """The dense share of a `zscore` fusion (the keyword one is the rest)."""
         self.rrf_k = rrf_k
+        """The constant of an `rrf` fusion."""
         self.stages = list(stages)
 
     def check_model(self) -> None:
@@ -169,7 +177,11 @@ class Retriever:
             ranked = keyword_ids[:depth]
         else:
             dense = {h.id: h for h in self.store.query(vector, max(depth, CANDIDATES), filters)}
-            ranked = reciprocal_rank_fusion([list(dense), keyword_ids], self.rrf_k)[:depth]
+            if self.fusion == "rrf":
+                ranked = reciprocal_rank_fusion([list(dense), keyword_ids], self.rrf_k)[:depth]
+            else:
+                dense_scores = [(h.id, h.score) for h in dense.values()]
+                ranked = zscore_fusion(dense_scores, keyword, self.dense_weight)[:depth]
         missing = [i for i in ranked if i not in dense]  # keyword-only hits: fetched once, here
         similarity = self.store.similarities(vector, missing)
         found = {r.id: Hit(r.id, r.text, r.metadata, similarity[r.id]) for r in self.store.get(missing)}
@@ -199,6 +211,30 @@ def reciprocal_rank_fusion(rankings: list[list[str]], k: int = 5) -> list[str]:
         for rank, chunk_id in enumerate(ranking, 1):
             scores[chunk_id] = scores.get(chunk_id, 0.0) + 1.0 / (k + rank)
     return sorted(scores, key=lambda i: -scores[i])
+
+
+def zscore_fusion(
+    dense: Sequence[tuple[str, float]], keyword: Sequence[tuple[str, float]], dense_weight: float = 0.5
+) -> list[str]:
+    """Ids ordered by `dense_weight`·z(similarity) + (1 − `dense_weight`)·z(BM25 score), each score
+    standardised over its own ranking's candidates; an id missing from one ranking gets that
+    ranking's lowest z. Unlike reciprocal rank, a clear lead in one ranking (a cosine far above the
+    rest, a rare term only one chunk has) survives fusion. Ties: dense order first, then keyword."""
+    a, b = _standardised(dense), _standardised(keyword)
+    floor_a, floor_b = min(a.values(), default=0.0), min(b.values(), default=0.0)
+    ids = list(dict.fromkeys([*a, *b]))
+    fused = {i: dense_weight * a.get(i, floor_a) + (1 - dense_weight) * b.get(i, floor_b) for i in ids}
+    return sorted(ids, key=lambda i: -fused[i])
+
+
+def _standardised(ranking: Sequence[tuple[str, float]]) -> dict[str, float]:
+    """id → (score − mean) / standard deviation over the ranking (0 for every id when all are equal)."""
+    if not ranking:
+        return {}
+    scores = np.array([score for _, score in ranking], dtype=float)
+    spread = float(scores.std())
+    z = (scores - scores.mean()) / spread if spread > 0 else np.zeros_like(scores)
+    return {chunk_id: float(value) for (chunk_id, _), value in zip(ranking, z, strict=True)}
 
 
 def _ms_since(start: float) -> float:
