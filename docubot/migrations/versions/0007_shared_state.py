@@ -11,8 +11,8 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0007_shared_state"
-down_revision = "0003"  # the brief said "0003_pgvector"; 0003's id is "0003" (the lead re-chains)
+revision = "0007"
+down_revision = "0006"
 branch_labels = None
 depends_on = None
 
