@@ -326,3 +326,30 @@ def test_a_model_with_no_evidence_and_low_confidence_refuses(bot) -> None:
     model = ScriptedModel([quoted("No ho sé.", quotes=[], confianca="baixa")])
     result = bot(model, refusal_threshold=0.5).ask("Com exporto un informe a PowerPoint?")  # past the gate
     assert result.outcome == "refused_by_model" and result.answer.fonts == []
+
+
+def test_a_refusal_that_quotes_a_denial_is_answered_from_its_verified_quotes(bot) -> None:
+    """Observed with the real model: it quoted "L'exportació a PDF no està disponible…" and then
+    answered "No trobo aquesta informació…" (issue 13's "not possible" questions)."""
+    model = ScriptedModel([quoted(REFUSAL_TEXT, confianca="baixa")])
+    result = bot(model).ask(PDF)
+    assert model.calls == 1 and result.outcome == "answered"
+    assert "no està disponible" in result.answer.resposta and "CSV" in result.answer.resposta
+    assert result.answer.fonts == [REPORTS_URL]
+    assert {"check": "refused_with_a_quoted_denial", "quotes": 1} in logged(bot(model), result.call_id).checks
+
+
+def test_a_quoted_denial_in_another_language_than_the_question_is_asked_again(bot) -> None:
+    english = "How do I export a project report to PDF?"
+    answer = "PDF export is not available: reports can only be exported to CSV or Excel."
+    model = ScriptedModel([quoted(REFUSAL_TEXT, confianca="baixa"), quoted(answer)])
+    result = bot(model).ask(english)
+    assert model.calls == 2 and result.outcome == "answered" and result.answer.resposta == answer
+    assert "no és possible" in model.requests[1].messages[-1].content
+
+
+def test_a_refusal_quoting_nothing_that_denies_stays_a_refusal(bot) -> None:
+    quote = "Qualsevol informe es pot exportar des de *Informes > Exportar*."
+    model = ScriptedModel([quoted(REFUSAL_TEXT, quotes=[(1, quote)], confianca="baixa")])
+    result = bot(model).ask(PDF)
+    assert model.calls == 1 and result.outcome == "refused_by_model"

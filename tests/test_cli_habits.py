@@ -184,7 +184,9 @@ def test_eval_reports_go_to_the_data_folder_with_progress_lines(
 
 def test_search_says_which_rank_orders_the_list_and_heads_each_score(home: Path) -> None:
     hybrid = run("search", "Com exporto un projecte a CSV?", "--k", "3")
-    assert hybrid.startswith("Ordered by fused rank: reciprocal-rank fusion (k=5) of the dense and keyword")
+    assert hybrid.startswith(
+        "Ordered by fused rank: z-scored cosine ×0.50 + z-scored BM25 ×0.50."
+    )
     for header in ("fused", "dense", "cosine (#)", "keyword", "BM25 (#)", "fragment"):
         assert header in hybrid
     assert "wiki/guies/informes-i-exportacio" in hybrid and re.search(r"0\.\d{3} \(\d+\)", hybrid)

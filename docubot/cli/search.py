@@ -9,6 +9,7 @@ from rich.table import Table
 from rich.text import Text
 
 from docubot.cli.common import console, fail, load_components, print_json
+from docubot.config import Settings
 from docubot.rag.retrieve import LATEST, RankedHit
 from docubot.store import StoreError
 
@@ -49,16 +50,27 @@ def search_command(
             ]
         )
         return
-    console.print(ORDER[result.mode].format(rrf_k=components.settings.rrf_k), highlight=False)
+    console.print(_order(result.mode, components.settings), highlight=False)
     console.print(_table(result.hits, RANK_COLUMN[result.mode]))
 
 
 ORDER = {
-    "hybrid": "Ordered by fused rank: reciprocal-rank fusion (k={rrf_k}) of the dense and keyword rankings.",
     "dense": "Ordered by dense rank: cosine similarity of the question and the fragment.",
     "bm25": "Ordered by keyword rank: BM25 score of the question's words in the fragment.",
 }
-"""The header saying which score orders the list, per retrieval mode."""
+FUSED = {
+    "zscore": "z-scored cosine ×{weight:.2f} + z-scored BM25 ×{rest:.2f}",
+    "rrf": "reciprocal-rank fusion (k={rrf_k}) of the two rankings",
+}
+
+
+def _order(mode: str, settings: Settings) -> str:
+    """The header saying which score orders the list."""
+    if mode != "hybrid":
+        return ORDER[mode]
+    weight = settings.fusion_dense_weight
+    how = FUSED[settings.fusion].format(weight=weight, rest=1 - weight, rrf_k=settings.rrf_k)
+    return f"Ordered by fused rank: {how}."
 RANK_COLUMN = {"hybrid": "fused\nrank", "dense": "dense\nrank", "bm25": "keyword\nrank"}
 
 

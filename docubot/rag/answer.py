@@ -59,7 +59,7 @@ from docubot.rag.question import (
 from docubot.rag.question import QuestionError as QuestionError  # re-exported: callers import it here
 from docubot.rag.retrieve import LATEST, Mode, RetrievalResult, build_filters
 from docubot.rag.stream_json import FieldStreamer
-from docubot.rag.verify import Verdict, verify
+from docubot.rag.verify import DENIAL_NOTE, Verdict, answer_from_quotes, quoted_denial, verify
 from docubot.store import Hit, VectorStore
 
 Status = Callable[[str], None]
@@ -382,7 +382,19 @@ class DocuBot:
                 request = _correction(request, completion.text, note)
                 continue
             if _model_refused(output):
-                break
+                denial = [] if asked_again["checks"] else quoted_denial(output, fragments)
+                if not denial:
+                    break
+                rescued = answer_from_quotes(denial, question)
+                checks.append({"check": "refused_with_a_quoted_denial", "quotes": len(denial)})
+                if rescued is None:
+                    asked_again["checks"] = True
+                    status("the model refused but quoted a denial; asking again…")
+                    request = _correction(request, completion.text, DENIAL_NOTE)
+                    continue
+                output = rescued
+                if on_text:
+                    on_text(f"\n\n{output.resposta}")
             verdict = verify(output, fragments, question)
             checks += verdict.checks
             if verdict.ok or asked_again["checks"]:

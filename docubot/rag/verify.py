@@ -18,12 +18,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from docubot.rag.claims import ClaimReport, check_claims
-from docubot.rag.contract import ModelOutput, sources_for
+from docubot.rag.claims import POLARITY_NEGATIONS, ClaimReport, check_claims
+from docubot.rag.contract import ModelOutput, Quote, sources_for
 from docubot.rag.evidence import VerifiedQuote, verify_quotes
 from docubot.rag.grounding import check_grounding, repair_citations
-from docubot.rag.prompt import Fragment
-from docubot.text import DEFAULT_LANGUAGE, detect_language
+from docubot.rag.prompt import REFUSAL_TEXT, Fragment
+from docubot.text import DEFAULT_LANGUAGE, detect_language, fold
 
 
 @dataclass
@@ -121,3 +121,33 @@ def _check_words(verdict: Verdict, answer: str, cited: Sequence[str]) -> None:
     verdict.checks.append(
         {"check": "words", "ok": grounding.supported, "unsupported": grounding.unsupported_sentences}
     )
+
+
+
+def quoted_denial(output: ModelOutput, fragments: Sequence[Fragment]) -> list[VerifiedQuote]:
+    """The verified quotes of a reply that refused although it quoted a denial ("no està
+    disponible", "no es pot"): the small model mistakes "the docs say it is not possible" for "the
+    docs do not say". Empty when nothing verified denies anything."""
+    quotes = verify_quotes(output.evidencia or [], fragments)
+    if any(set(fold(q.text).split()) & POLARITY_NEGATIONS for q in quotes):
+        return quotes
+    return []
+
+
+def answer_from_quotes(quotes: Sequence[VerifiedQuote], question: str) -> ModelOutput | None:
+    """The verified quotes themselves as the answer, when they are in the question's language
+    (None otherwise: the model must be asked again to answer in it)."""
+    text = " ".join(q.text.replace("**", "").strip() for q in quotes)
+    language = detect_language(text, fallback=DEFAULT_LANGUAGE)
+    if detect_language(question, fallback=language) != language:
+        return None
+    evidence = [Quote(fragment=q.fragment, cita=q.text) for q in quotes]
+    return ModelOutput(evidencia=evidence, resposta=text, confianca="mitjana")
+
+
+DENIAL_NOTE = (
+    'Les frases que has copiat a "evidencia" sí que responen la pregunta: la documentació diu que '
+    f"no és possible o no està disponible. No responguis «{REFUSAL_TEXT}»: digues que no és possible, "
+    "amb les mateixes paraules de les cites, i dona l'alternativa que indiquin."
+)
+"""The corrective note after a `quoted_denial` in another language than the question's."""
