@@ -10,14 +10,16 @@ from docubot.llm import ChatRequest, ProviderError, StreamEvent, Usage
 
 def grounded_reply(content: str, prefix: str = "Resposta a") -> str:
     """An evidence-first reply that passes DocuBot's checks: it quotes the first line of the most
-    relevant fragment (shown last) and answers "<prefix>: <question> <quote>", so a test can still
-    tell which question an answer belongs to."""
+    relevant fragment (shown last; its first list item when it has no prose line) and answers
+    "<prefix>: <question> <quote>", so a test can still tell which question an answer belongs to."""
     question = content.rsplit("Pregunta: ", 1)[-1].split("\n")[0]
     shown = content.count("[Fragment ")
     block = content.split("<documentacio>\n", 1)[-1].split("\n</documentacio>", 1)[0]
     body = block.split("\n---\n")[-1].split("\n", 1)[-1]
     lines = [line.strip() for line in body.splitlines() if line.strip()]
-    quote = next((line for line in lines if not line.startswith(("#", "|", "`", "-", "*"))), "")[:200]
+    prose = [line for line in lines if not line.startswith(("#", "|", "`", "-", "*"))]
+    items = [line.lstrip("-* ") for line in lines if line.startswith(("- ", "* "))]
+    quote = next(iter(prose or items), "")[:200]  # a fragment that is all list items: its first item
     return json.dumps(
         {
             "evidencia": [{"fragment": max(shown, 1), "cita": quote}],

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from tenacity import Retrying, retry_if_exception, stop_after_attempt, wait_exponential_jitter
@@ -360,6 +360,8 @@ class DocuBot:
         output: ModelOutput | None = None
         verdict: Verdict | None = None
         asked_again = {"contract": False, "checks": False}
+        standing: tuple[ModelOutput, Verdict] | None = None
+        """A verified answer with only a soft problem: it stands if asking again does not do better."""
         for _ in range(3):  # at most one retry for a broken contract and one for failed checks
             status("generating…")
             try:
@@ -397,12 +399,19 @@ class DocuBot:
                     on_text(f"\n\n{output.resposta}")
             verdict = verify(output, fragments, question)
             checks += verdict.checks
+            if verdict.soft and standing is None:
+                standing = (output, verdict)
             if verdict.ok or asked_again["checks"]:
                 break
             asked_again["checks"] = True
             status(f"the answer was withdrawn ({verdict.problem}); asking again…")
             request = _correction(request, completion.text, verdict.note)
         timings = {"first_token": first_token * 1000} if first_token is not None else {}
+        if standing is not None and not (output is not None and verdict is not None and verdict.ok):
+            output, verdict = standing[0], replace(standing[1], problem=None, soft=False)
+            checks.append({"check": "kept_first_answer", "why": standing[1].problem})
+            if on_text:
+                on_text(f"\n\n{output.resposta}")
         if output is None:
             result = self._fallback(question, hits, model.name, usage, timings, error, status)
         elif _model_refused(output):

@@ -9,7 +9,7 @@ from typing import Any
 from docubot.store import Hit
 from docubot.text import DEFAULT_LANGUAGE, corpus_languages, detect_language
 
-PROMPT_VERSION = "2026-12-01.1"
+PROMPT_VERSION = "2026-12-01.2"
 MAX_QUOTES = 3
 REFUSAL_TEXT = "No trobo aquesta informació a la documentació disponible."
 CONFIDENCE_LEVELS = ("alta", "mitjana", "baixa")
@@ -100,12 +100,28 @@ ANSWER_LANGUAGE = {
 }
 
 
-def user_message(question: str, fragments: Sequence[Fragment], standalone: str | None = None) -> str:
-    """Documentation, then the user's own words; a follow-up also gets its standalone reading.
-    The answer is asked in the question's language, or the documentation's when the question does
-    not tell ("2FA?")."""
+LANGUAGE_NOTE = {
+    # The corrective note when an answer came back in another language, said in the wanted one.
+    "ca": "La resposta anterior no és en català. Torna a escriure la resposta en català, amb les "
+    "mateixes xifres, rutes de menú i noms.",
+    "es": "La respuesta anterior no está en castellano. Escribe de nuevo la respuesta en castellano: "
+    "traduce la información de las citas, con las mismas cifras, rutas de menú y nombres.",
+    "en": "The previous answer is not in English. Write the answer again in English: translate the "
+    "information in the quotes, keeping the same numbers, menu paths and names.",
+}
+
+
+def answer_language(question: str, fragments: Sequence[Fragment]) -> str:
+    """The language the answer is asked in: the question's, or the documentation's when the
+    question does not tell ("2FA?")."""
     _, documentation_language = corpus_languages([f.text for f in fragments], fallback=DEFAULT_LANGUAGE)
-    instruction = ANSWER_LANGUAGE[detect_language(question, fallback=documentation_language)]
+    return detect_language(question, fallback=documentation_language)
+
+
+def user_message(question: str, fragments: Sequence[Fragment], standalone: str | None = None) -> str:
+    """Documentation, then the user's own words (asked in `answer_language`); a follow-up also
+    gets its standalone reading."""
+    instruction = ANSWER_LANGUAGE[answer_language(question, fragments)]
     reading = (
         f"\n(Segons la conversa, vol dir: {standalone})" if standalone and standalone != question else ""
     )

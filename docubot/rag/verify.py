@@ -7,7 +7,11 @@
 2. **Claims** (`claims.py`): numbers, menu paths, identifiers, plan names, negations and "only"
    must be supported by the cited fragments (older contract: by the fragments shown); a flipped
    yes/no or an echoed question is rejected.
-3. **Words** (`grounding.py`): when the answer is in the docs' language, sentences whose words are
+3. **Language**: an answer that is clearly in another language than the one it was asked in (the
+   small model copies its Catalan quotes as the answer to a Spanish or English question) is asked
+   again once in that language. The problem is `soft`: if the answer stays in the other language,
+   the first, otherwise verified answer stands.
+4. **Words** (`grounding.py`): when the answer is in the docs' language, sentences whose words are
    mostly absent from the cited fragments lower the confidence (not a rejection: a paraphrase may
    be right). Skipped across languages, where word overlap means nothing.
 """
@@ -22,8 +26,8 @@ from docubot.rag.claims import POLARITY_NEGATIONS, ClaimReport, check_claims
 from docubot.rag.contract import ModelOutput, Quote, sources_for
 from docubot.rag.evidence import VerifiedQuote, verify_quotes
 from docubot.rag.grounding import check_grounding, repair_citations
-from docubot.rag.prompt import REFUSAL_TEXT, Fragment
-from docubot.text import DEFAULT_LANGUAGE, detect_language, fold
+from docubot.rag.prompt import LANGUAGE_NOTE, REFUSAL_TEXT, Fragment, answer_language
+from docubot.text import DEFAULT_LANGUAGE, detect_language, fold, guess_language
 
 
 @dataclass
@@ -41,6 +45,8 @@ class Verdict:
     checks: list[dict[str, Any]] = field(default_factory=list)
     repaired_from: list[int] | None = None
     """The fragment numbers the model cited when the citation was repaired."""
+    soft: bool = False
+    """The problem is worth asking again, but the answer stands if it persists (language)."""
 
     @property
     def ok(self) -> bool:
@@ -79,8 +85,21 @@ def verify(output: ModelOutput, fragments: Sequence[Fragment], question: str) ->
             "resposta només amb el que diuen (mateixos números, rutes, noms i negacions)."
         )
         return verdict
+    _check_language(verdict, output.resposta, question, fragments)
     _check_words(verdict, output.resposta, cited)
     return verdict
+
+
+def _check_language(verdict: Verdict, answer: str, question: str, fragments: Sequence[Fragment]) -> None:
+    """A soft problem when the answer is clearly in another language than the one asked for."""
+    wanted = answer_language(question, fragments)
+    written = guess_language(answer)
+    ok = written is None or written == wanted
+    verdict.checks.append({"check": "language", "ok": ok, "wanted": wanted, "written": written})
+    if not ok:
+        verdict.problem = f"the answer is in {written}, the question was asked in {wanted}"
+        verdict.note = LANGUAGE_NOTE[wanted]
+        verdict.soft = True
 
 
 def _cited(output: ModelOutput, fragments: Sequence[Fragment]) -> Verdict:
