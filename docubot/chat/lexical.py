@@ -1,10 +1,11 @@
 """BM25 over a conversation's messages, from term counts kept per message.
 
 The history policies score every past message against each new question. Rebuilding a `bm25s`
-index over the whole history on every call cost most of the selection time (≈ 24 ms of 61 ms at
-700 turns, `bench/memory.py`), although only the new turn changes. Here each message's term counts
-are computed once (`TermCounts`) and a question scores only its own terms: the same scores as
-`bm25s.BM25()` (Lucene variant, k1 = 1.5, b = 0.75, float32), bit for bit (`tests/test_memory.py`).
+index over the whole history on every call was the largest part of the selection's own work (≈ 24
+of 66 ms per selection at 700 turns under cProfile, `bench/memory.py`'s history), although only the
+new turn changes. Here each message's term counts are computed once (`TermCounts`) and a question
+scores only its own terms: the same scores as `bm25s.BM25()` (Lucene variant, k1 = 1.5, b = 0.75,
+float32), bit for bit (`tests/test_memory.py`).
 """
 
 from __future__ import annotations
