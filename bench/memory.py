@@ -169,9 +169,10 @@ def latency(
         return TokenBudgetPolicy(scorer, embedder.count_tokens, budget=budget, tokenizer=embedder.name)
 
     warm = MessageMemory()
-    policy(cached.embed_documents).select(
-        ConversationState(messages, times=times, now=now, memory=warm), "warm up"
-    )
+    warming = policy(cached.embed_documents)
+    history = ConversationState(messages, times=times, now=now, memory=warm)
+    warming.select(history, "warm up")
+    warming.remember(history)  # every message's vector and count, as a session stores them after each turn
     stored = {p: (f.vector, f.embedding_model, f.tokens, f.tokenizer) for p, f in warm.entries.items()}
 
     def restored(with_tokens: bool) -> MessageMemory:
@@ -220,9 +221,12 @@ def main() -> None:
     parser.add_argument(
         "--vectors", type=Path, help="remember document vectors in this JSON file between runs"
     )
+    parser.add_argument(
+        "--threads", type=int, help="CPU threads of the embedder (DOCUBOT_THREADS; default: all cores)"
+    )
     args = parser.parse_args()
     data = json.loads(SET.read_text())
-    embedder = E5Embedder()
+    embedder = E5Embedder(args.threads)
     cached = CachedEmbedder(embedder, args.vectors)
     variants = {k: v for k, v in VARIANTS.items() if not args.variants or k.startswith(tuple(args.variants))}
     recall(data, embedder, cached, args.budget, variants)

@@ -16,9 +16,11 @@ from sqlalchemy import func, insert, select, update
 
 from docubot.chat.conversation import _turn_tokenizer
 from docubot.chat.dates import named_days
+from docubot.chat.lexical import bm25_scores, term_counts
 from docubot.chat.memory import MessageMemory
 from docubot.chat.policies import ANSWER_OMITTED, ConversationState, FusedMessageScorer, TokenBudgetPolicy
 from docubot.config import Settings
+from docubot.embed.base import normalise
 from docubot.embed.e5 import E5Embedder
 from docubot.llm import Message
 from docubot.rag.answer import DocuBot
@@ -126,6 +128,33 @@ def test_per_message_scoring_and_dates_keep_the_evidence_of_a_long_conversation(
         kept.setdefault(question["kind"], []).append(all(any(s.endswith(w) for s in sent) for w in wanted))
     assert all(kept["date"]) and all(kept["single"])
     assert sum(kept["multi"]) >= len(kept["multi"]) - 1
+
+
+def test_message_bm25_scores_equal_a_rebuilt_bm25s_index() -> None:
+    """The selection scores messages from term counts kept per message instead of rebuilding a
+    bm25s index over the whole history on every question (most of its time at 700 turns)."""
+    from bm25s import BM25
+
+    conversation = json.loads(SET.read_text())["conversations"][0]
+    tokenize = _turn_tokenizer("en")
+    texts = [t[r] for t in conversation["turns"] for r in ("user", "assistant")] + ["", "?"]
+    index = BM25()
+    index.index([tokenize(t) or ["∅"] for t in texts], show_progress=False)
+    documents = [term_counts(tokenize(t)) for t in texts]
+    questions = [q["question"] for q in conversation["questions"]] + ["export export CSV", "zzzz"]
+    for question in questions:
+        query = tokenize(question)
+        assert np.array_equal(bm25_scores(documents, query), index.get_scores(query)), question
+    assert not bm25_scores(documents, []).any()
+
+
+def test_a_question_is_embedded_on_one_thread_with_the_same_vector(embedder) -> None:
+    """Two OpenMP threads made the question's embedding wait seconds beside another job."""
+    engine = embedder._model._lib
+    before = engine.omp_get_max_threads()
+    question = "Com exporto un informe a PDF?"
+    assert np.array_equal(embedder.embed_query(question), normalise(embedder._model.query(question)))
+    assert engine.omp_get_max_threads() == before
 
 
 def _long_session(settings: Settings, embedder: RecordingEmbedder, user: str, pairs: int) -> str:

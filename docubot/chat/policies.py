@@ -15,6 +15,7 @@ from typing import Protocol
 import numpy as np
 
 from docubot.chat.dates import DayRange, day_of, named_days, render
+from docubot.chat.lexical import TermCounts, bm25_scores, term_counts
 from docubot.chat.memory import MessageMemory
 from docubot.llm import Message
 from docubot.rag.retrieve import reciprocal_rank_fusion
@@ -260,6 +261,8 @@ class TokenBudgetPolicy:
     per_message: bool = True
     whole_turns: int = 3
     """How many of the best user-ranked turns are sent whole before user messages go alone."""
+    _fixed: dict[str, int] = field(default_factory=dict, init=False, repr=False, compare=False)
+    """Token counts of the texts every selection adds (a date, the placeholder answer)."""
 
     @property
     def name(self) -> str:
@@ -314,13 +317,20 @@ class TokenBudgetPolicy:
             sizes.message(position)
 
 
+    def fixed_tokens(self, text: str) -> int:
+        """The token count of a text every selection may add, counted once per policy."""
+        if text not in self._fixed:
+            self._fixed[text] = self.count(text)
+        return self._fixed[text]
+
+
 class _Sizes:
     """Token sizes of turns as the budget policy would send them, from the memory's cached counts."""
 
     def __init__(self, policy: TokenBudgetPolicy, state: ConversationState, dated: bool) -> None:
         self.policy, self.state = policy, state
-        self.date_tokens = policy.count(render(0.0)) if dated else 0
-        self.placeholder = policy.count(ANSWER_OMITTED)
+        self.date_tokens = policy.fixed_tokens(render(0.0)) if dated else 0
+        self.placeholder = policy.fixed_tokens(ANSWER_OMITTED)
 
     def message(self, position: int) -> int:
         text = self.state.messages[position].content
@@ -339,7 +349,8 @@ class FusedMessageScorer:
     question names days, a third ranking of the units said on those days; units said on a named
     span of at most `NARROW_DAYS` days come first. A message's vector comes from `state.memory`
     (embedded once, persisted by sessions); a pair unit (the baseline) is embedded as role-prefixed
-    lines, remembered by text."""
+    lines, remembered by text. BM25 term counts are kept by text too: a question tokenises only
+    itself and scores only its own terms (`docubot/chat/lexical.py`)."""
 
     def __init__(
         self,
@@ -352,21 +363,19 @@ class FusedMessageScorer:
         self.embed_documents, self.embed_query, self.tokenize = embed_documents, embed_query, tokenize
         self.embedding_model, self.use_dates = embedding_model, use_dates
         self._pairs: dict[str, np.ndarray] = {}
+        self._terms: dict[str, TermCounts] = {}
 
     def remember(self, state: ConversationState) -> None:
         positions = list(range(len(state.messages)))
         texts = [m.content for m in state.messages]
         state.memory.vectors(positions, texts, self.embedding_model, self.embed_documents)
+        for text in texts:
+            self._terms_of(text)
 
     def __call__(self, question: str, state: ConversationState, units: Sequence[Unit]) -> MessageScores:
-        from bm25s import BM25
-
         texts = [_unit_text(state, u) for u in units]
         dense = self._vectors(state, units, texts) @ self.embed_query(question)
-        bm25 = BM25()
-        bm25.index([self.tokenize(t) or ["∅"] for t in texts], show_progress=False)
-        query = self.tokenize(question)
-        lexical = np.asarray(bm25.get_scores(query)) if query else np.zeros(len(texts))
+        lexical = bm25_scores([self._terms_of(t) for t in texts], self.tokenize(question))
         order_dense = [str(i) for i in np.argsort(-dense, kind="stable")]
         rankings = [order_dense, [str(i) for i in np.argsort(-lexical, kind="stable") if lexical[i] > 0]]
         days = named_days(question, state.now) if self.use_dates and state.now is not None else None
@@ -379,6 +388,13 @@ class FusedMessageScorer:
             fused = [i for i in fused if i in on_days] + [i for i in fused if i not in on_days]
         rank = {int(i): r for r, i in enumerate(fused)}
         return MessageScores([1.0 / (1 + rank[i]) for i in range(len(texts))], [float(x) for x in dense])
+
+    def _terms_of(self, text: str) -> TermCounts:
+        """A unit's BM25 term counts, tokenised once per text (the history only grows)."""
+        terms = self._terms.get(text)
+        if terms is None:
+            terms = self._terms[text] = term_counts(self.tokenize(text))
+        return terms
 
     def _vectors(self, state: ConversationState, units: Sequence[Unit], texts: list[str]) -> np.ndarray:
         if all(len(u) == 1 for u in units):
