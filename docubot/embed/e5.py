@@ -35,7 +35,7 @@ class E5Embedder:
         14 ms on one on a quiet machine, but p95 185 ms against 28 ms beside two busy processes
         (and seconds per history selection with a local model running: README, "Long
         conversations"). Documents, embedded in batches, keep every thread."""
-        with _one_thread(self._model._lib):
+        with _one_thread(getattr(self._model, "_lib", None)):
             return normalise(self._model.query(text))
 
     def count_tokens(self, text: str) -> int:
