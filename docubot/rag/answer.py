@@ -59,6 +59,7 @@ from docubot.rag.question import (
 from docubot.rag.question import QuestionError as QuestionError  # re-exported: callers import it here
 from docubot.rag.retrieve import LATEST, Mode, RetrievalResult, build_filters
 from docubot.rag.stream_json import FieldStreamer
+from docubot.rag.translate import parse_translation, translation_request
 from docubot.rag.verify import DENIAL_NOTE, Verdict, answer_from_quotes, quoted_denial, verify
 from docubot.store import Hit, VectorStore
 
@@ -360,8 +361,6 @@ class DocuBot:
         output: ModelOutput | None = None
         verdict: Verdict | None = None
         asked_again = {"contract": False, "checks": False}
-        standing: tuple[ModelOutput, Verdict] | None = None
-        """A verified answer with only a soft problem: it stands if asking again does not do better."""
         for _ in range(3):  # at most one retry for a broken contract and one for failed checks
             status("generating…")
             try:
@@ -399,19 +398,17 @@ class DocuBot:
                     on_text(f"\n\n{output.resposta}")
             verdict = verify(output, fragments, question)
             checks += verdict.checks
-            if verdict.soft and standing is None:
-                standing = (output, verdict)
+            if verdict.soft:
+                output, verdict = self._translated(output, verdict, fragments, question, model, system, usage)
+                checks += verdict.checks
+                if on_text and verdict.ok:
+                    on_text(f"\n\n{output.resposta}")
             if verdict.ok or asked_again["checks"]:
                 break
             asked_again["checks"] = True
             status(f"the answer was withdrawn ({verdict.problem}); asking again…")
             request = _correction(request, completion.text, verdict.note)
         timings = {"first_token": first_token * 1000} if first_token is not None else {}
-        if standing is not None and not (output is not None and verdict is not None and verdict.ok):
-            output, verdict = standing[0], replace(standing[1], problem=None, soft=False)
-            checks.append({"check": "kept_first_answer", "why": standing[1].problem})
-            if on_text:
-                on_text(f"\n\n{output.resposta}")
         if output is None:
             result = self._fallback(question, hits, model.name, usage, timings, error, status)
         elif _model_refused(output):
@@ -428,6 +425,35 @@ class DocuBot:
         result.checks = checks
         result.request = sent
         return result
+
+    def _translated(
+        self,
+        output: ModelOutput,
+        verdict: Verdict,
+        fragments: list[Fragment],
+        question: str,
+        model: ChatModel,
+        system: str,
+        usage: Usage,
+    ) -> tuple[ModelOutput, Verdict]:
+        """The answer translated into the language it was asked in and verified again; the
+        verified first answer, accepted as it is, when the translation fails or does not pass."""
+        wanted = verdict.wanted_language
+        request = translation_request(
+            system, output.resposta, wanted, self.settings.max_answer_tokens, self.settings.temperature
+        )
+        try:
+            completion = self._complete_with_retries(model, request, None, lambda _: None)
+            usage.input_tokens += completion.usage.input_tokens
+            usage.output_tokens += completion.usage.output_tokens
+            candidate = output.model_copy(update={"resposta": parse_translation(completion.text)})
+        except (ProviderError, ContractError) as exc:
+            return output, _accepted(verdict, f"translation failed: {exc}")
+        translated = verify(candidate, fragments, question)
+        translated.checks.insert(0, {"check": "translation", "language": wanted})
+        if translated.ok:
+            return candidate, translated
+        return output, _accepted(verdict, f"translation rejected: {translated.problem}", translated.checks)
 
     def _fragments(
         self, question: str, retrieval: RetrievalResult, model: ChatModel
@@ -608,6 +634,12 @@ def _model_refused(output: ModelOutput) -> bool:
     """The model's own "not in the docs": the fixed phrase, or nothing cited with low confidence."""
     cited = output.fonts if output.evidencia is None else output.evidencia
     return is_refusal_text(output.resposta) or (not cited and output.confianca == "baixa")
+
+
+def _accepted(verdict: Verdict, why: str, tried: Sequence[dict[str, Any]] = ()) -> Verdict:
+    """A verdict whose soft problem is let go: the answer stands as it is."""
+    kept = [*tried, {"check": "kept_untranslated", "why": why}]
+    return replace(verdict, problem=None, soft=False, note="", checks=kept)
 
 
 def _correction(request: ChatRequest, bad_reply: str, note: str) -> ChatRequest:

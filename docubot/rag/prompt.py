@@ -100,17 +100,6 @@ ANSWER_LANGUAGE = {
 }
 
 
-LANGUAGE_NOTE = {
-    # The corrective note when an answer came back in another language, said in the wanted one.
-    "ca": "La resposta anterior no és en català. Torna a escriure la resposta en català, amb les "
-    "mateixes xifres, rutes de menú i noms.",
-    "es": "La respuesta anterior no está en castellano. Escribe de nuevo la respuesta en castellano: "
-    "traduce la información de las citas, con las mismas cifras, rutas de menú y nombres.",
-    "en": "The previous answer is not in English. Write the answer again in English: translate the "
-    "information in the quotes, keeping the same numbers, menu paths and names.",
-}
-
-
 def answer_language(question: str, fragments: Sequence[Fragment]) -> str:
     """The language the answer is asked in: the question's, or the documentation's when the
     question does not tell ("2FA?")."""

@@ -8,9 +8,9 @@
    must be supported by the cited fragments (older contract: by the fragments shown); a flipped
    yes/no or an echoed question is rejected.
 3. **Language**: an answer that is clearly in another language than the one it was asked in (the
-   small model copies its Catalan quotes as the answer to a Spanish or English question) is asked
-   again once in that language. The problem is `soft`: if the answer stays in the other language,
-   the first, otherwise verified answer stands.
+   small model copies its Catalan quotes as the answer to a Spanish or English question) is a
+   `soft` problem: the answer is translated (`translate.py`) and checked again, and stands as it
+   is when the translation fails.
 4. **Words** (`grounding.py`): when the answer is in the docs' language, sentences whose words are
    mostly absent from the cited fragments lower the confidence (not a rejection: a paraphrase may
    be right). Skipped across languages, where word overlap means nothing.
@@ -26,7 +26,7 @@ from docubot.rag.claims import POLARITY_NEGATIONS, ClaimReport, check_claims
 from docubot.rag.contract import ModelOutput, Quote, sources_for
 from docubot.rag.evidence import VerifiedQuote, verify_quotes
 from docubot.rag.grounding import check_grounding, repair_citations
-from docubot.rag.prompt import LANGUAGE_NOTE, REFUSAL_TEXT, Fragment, answer_language
+from docubot.rag.prompt import REFUSAL_TEXT, Fragment, answer_language
 from docubot.text import DEFAULT_LANGUAGE, detect_language, fold, guess_language
 
 
@@ -46,7 +46,9 @@ class Verdict:
     repaired_from: list[int] | None = None
     """The fragment numbers the model cited when the citation was repaired."""
     soft: bool = False
-    """The problem is worth asking again, but the answer stands if it persists (language)."""
+    """The problem is the answer's language: it is translated, and stands as it is otherwise."""
+    wanted_language: str = ""
+    """The language the answer should be in, when `soft`."""
 
     @property
     def ok(self) -> bool:
@@ -98,8 +100,7 @@ def _check_language(verdict: Verdict, answer: str, question: str, fragments: Seq
     verdict.checks.append({"check": "language", "ok": ok, "wanted": wanted, "written": written})
     if not ok:
         verdict.problem = f"the answer is in {written}, the question was asked in {wanted}"
-        verdict.note = LANGUAGE_NOTE[wanted]
-        verdict.soft = True
+        verdict.soft, verdict.wanted_language = True, wanted
 
 
 def _cited(output: ModelOutput, fragments: Sequence[Fragment]) -> Verdict:
