@@ -399,6 +399,7 @@ class DocuBot:
             verdict = verify(output, fragments, question)
             checks += verdict.checks
             if verdict.soft:
+                status(f"translating the answer into {verdict.wanted_language}…")
                 output, verdict = self._translated(output, verdict, fragments, question, model, system, usage)
                 checks += verdict.checks
                 if on_text and verdict.ok:

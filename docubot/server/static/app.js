@@ -227,6 +227,7 @@ function statusText(text) {
     [/^standalone question: (.*)/, (m) => `Cercant: «${m[1]}»…`],
     [/^provider error, retry (\d+)/, (m) => `El model ha fallat; reintent ${m[1]}…`],
     [/asking again/, () => "La resposta no era vàlida; tornant-ho a provar…"],
+    [/^translating the answer/, () => "Traduint la resposta a l'idioma de la pregunta…"],
     [/answering from the fragments instead/, () => "El model ha fallat; responent amb els fragments…"],
   ];
   for (const [pattern, say] of rules) {
