@@ -441,7 +441,12 @@ class DocuBot:
         verified first answer, accepted as it is, when the translation fails or does not pass."""
         wanted = verdict.wanted_language
         request = translation_request(
-            system, output.resposta, wanted, self.settings.max_answer_tokens, self.settings.temperature
+            system,
+            output.resposta,
+            verdict.written_language,
+            wanted,
+            self.settings.max_answer_tokens,
+            self.settings.temperature,
         )
         try:
             completion = self._complete_with_retries(model, request, None, lambda _: None)

@@ -49,6 +49,8 @@ class Verdict:
     """The problem is the answer's language: it is translated, and stands as it is otherwise."""
     wanted_language: str = ""
     """The language the answer should be in, when `soft`."""
+    written_language: str = ""
+    """The language it is in, when `soft`."""
 
     @property
     def ok(self) -> bool:
@@ -100,7 +102,7 @@ def _check_language(verdict: Verdict, answer: str, question: str, fragments: Seq
     verdict.checks.append({"check": "language", "ok": ok, "wanted": wanted, "written": written})
     if not ok:
         verdict.problem = f"the answer is in {written}, the question was asked in {wanted}"
-        verdict.soft, verdict.wanted_language = True, wanted
+        verdict.soft, verdict.wanted_language, verdict.written_language = True, wanted, written or ""
 
 
 def _cited(output: ModelOutput, fragments: Sequence[Fragment]) -> Verdict:
