@@ -7,6 +7,7 @@ Content-Security-Policy forbids evaluating strings, and Playwright's string pred
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import time
 from collections.abc import Iterator
@@ -126,12 +127,30 @@ def answered(answer) -> None:
     answer.locator(".meta").wait_for(timeout=WAIT_MS)
 
 
+RECORD_STATUSES = """() => {
+  window.statuses = [];
+  const seen = () => {
+    for (const line of document.querySelectorAll(".msg.bot .status")) {
+      const text = line.hidden ? "" : line.textContent;
+      if (text && window.statuses[window.statuses.length - 1] !== text) window.statuses.push(text);
+    }
+  };
+  new MutationObserver(seen).observe(document.getElementById("messages"),
+    { subtree: true, childList: true, characterData: true, attributes: true });
+}"""
+"""Records every status line the answer bubbles show, in order (Playwright's polling could miss one)."""
+COMMENT = "Volia saber com fer-ho amb Excel."
+
+
 def test_status_line_then_a_bold_menu_path_then_stop_and_retry(browser, model_site) -> None:
+    """The issue's "done when", in one run: the status line, then the menu path in bold; 👎 with a
+    comment; a slow answer stopped (nothing stored) and retried; after a reload all of it is there."""
     from playwright.sync_api import expect
 
     assert model_site.model is not None
     page = browser.new_page(viewport={"width": 1280, "height": 800})
     log_in(page, model_site)
+    page.evaluate(RECORD_STATUSES)
     model_site.model.delay_s = 0.05
     answer = ask(page, PDF)
     expect(answer.locator(".status")).to_contain_text("Generant la resposta", timeout=WAIT_MS)
@@ -141,7 +160,17 @@ def test_status_line_then_a_bold_menu_path_then_stop_and_retry(browser, model_si
         == 1
     )
     expect(answer.locator(".status")).to_be_hidden()
+    statuses = page.evaluate("() => window.statuses")
+    assert statuses[0] == "Cercant a la documentació…", statuses
+    found = next(i for i, s in enumerate(statuses) if re.fullmatch(r"\d+ fragments trobats; .*", s))
+    assert statuses.index("Generant la resposta…") > found > 0, statuses  # searching, found, generating
     [session] = model_site.sessions()
+
+    answer.locator(".feedback .rate.down").click()
+    answer.locator(".comment-form textarea").fill(COMMENT)
+    answer.locator(".comment-form button").click()
+    expect(answer.locator(".feedback .comment")).to_contain_text(COMMENT)
+    assert model_site.session(session["id"])["messages"][0]["feedback"]["comment"] == COMMENT
 
     model_site.model.delay_s = 0.1  # slow enough to stop midway
     stopped = ask(page, PASSWORD)
@@ -165,7 +194,13 @@ def test_status_line_then_a_bold_menu_path_then_stop_and_retry(browser, model_si
     page.reload()
     page.locator("#sessions li button.open").first.click()
     expect(page.locator(".msg.bot")).to_have_count(2)
-    expect(page.locator(".msg.bot .text strong").first).to_have_text("Informes > Exportar")
+    first = page.locator(".msg.bot").first
+    expect(first.locator(".text strong")).to_have_text("Informes > Exportar")
+    expect(first.locator(".feedback .rate.down")).to_have_attribute("aria-pressed", "true")
+    expect(first.locator(".feedback .comment")).to_contain_text(COMMENT)
+    expect(page.locator(".msg.bot").last.locator(".feedback .rate.down")).to_have_attribute(
+        "aria-pressed", "false"
+    )
 
 
 def test_feedback_with_a_comment_is_stored_and_shown_after_a_reload(browser, site) -> None:
