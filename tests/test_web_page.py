@@ -37,6 +37,7 @@ FLAGS = [
 PDF = "Com exporto un informe a PDF?"
 PASSWORD = "Com restableixo la contrasenya?"
 WAIT_MS = 60_000  # answers on a loaded 2-core machine
+DOCS_BASE_URL = "https://docs.nubelia.cat/"
 
 
 class PageModel(ConversationModel):
@@ -101,6 +102,12 @@ def _serve(sample_settings, embedder, tmp_path, model: PageModel | None) -> Iter
 def site(sample_settings, embedder, tmp_path) -> Iterator[Site]:
     """The page over the sample docs, answering with the extractive provider."""
     yield from _serve(sample_settings, embedder, tmp_path, None)
+
+
+@pytest.fixture
+def linked_site(sample_settings, embedder, tmp_path) -> Iterator[Site]:
+    """As `site`, with the docs published at `DOCS_BASE_URL`."""
+    yield from _serve(sample_settings.with_overrides(docs_base_url=DOCS_BASE_URL), embedder, tmp_path, None)
 
 
 @pytest.fixture
@@ -341,3 +348,46 @@ def test_injected_markup_in_questions_and_answers_stays_inert(browser, model_sit
     assert text.locator("a").count() == 0  # the javascript: link is not a link
     assert "[clica](javascript:alert())" in text.inner_text()
     assert dialogs == []
+
+
+CODE = "Informes > Exportar > CSV"
+TABLE = "\n\n| format | on |\n|---|---|\n| CSV | Informes > Exportar |\n"
+
+
+def test_code_blocks_get_a_copy_button_and_tables_scroll_in_their_bubble(browser, model_site) -> None:
+    from playwright.sync_api import expect
+
+    assert model_site.model is not None
+    model_site.model.extra = f"\n\n```\n{CODE}\n```" + TABLE
+    context = browser.new_context(permissions=["clipboard-read", "clipboard-write"])
+    page = context.new_page()
+    log_in(page, model_site)
+    answer = ask(page, PDF)
+    answered(answer)
+    code = answer.locator(".text .code")
+    expect(code.locator("pre code")).to_have_text(CODE)
+    code.locator("button.copy").click()
+    expect(code.locator("button.copy")).to_have_text("Copiat!")
+    assert page.evaluate("() => navigator.clipboard.readText()").strip() == CODE
+    expect(code.locator("button.copy")).to_have_text("Copia", timeout=5_000)
+    table = answer.locator(".text .table table")
+    expect(table.locator("th").first).to_have_text("format")
+    assert table.locator("td").all_inner_texts() == ["CSV", "Informes > Exportar"]
+    assert answer.locator(".text .table").evaluate("e => getComputedStyle(e).overflowX") == "auto"
+    context.close()
+
+
+def test_with_a_docs_base_url_sources_link_to_the_published_section(browser, linked_site) -> None:
+    from playwright.sync_api import expect
+
+    page = browser.new_page()
+    log_in(page, linked_site)
+    answer = ask(page, PDF)
+    answered(answer)
+    link = answer.locator(".sources a").first
+    href = f"{DOCS_BASE_URL}wiki/guies/informes-i-exportacio#exportar-informes"
+    expect(link).to_have_attribute("href", href)
+    expect(link).to_have_attribute("target", "_blank")
+    expect(link).to_have_attribute("rel", "noopener noreferrer")
+    expect(link).to_have_text("[Informes i exportació > Exportar informes]")
+    assert answer.locator(".sources details").count() == 0  # links, not panels
