@@ -20,6 +20,7 @@ from docubot.config import Settings
 from docubot.db import Database
 from docubot.server.users import User
 from docubot.store import open_store
+from docubot.store.page_ingests import page_ingests
 from tests.corpus_fixtures import SAMPLE_DOCS
 
 REPORTS_URL = "wiki/guies/informes-i-exportacio"
@@ -96,6 +97,41 @@ def test_pages_remove_drops_one_page_and_bumps_the_corpus_version(home: Path) ->
     assert hits and all(h["url"] != REPORTS_URL for h in hits)  # dense and keyword search alike
     again = CliRunner().invoke(app, ["pages", "remove", REPORTS_URL])
     assert again.exit_code == 2 and "no indexed page" in again.output
+
+
+def test_pages_say_when_an_ingest_last_changed_each_page(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    docs = tmp_path / "docs"
+    shutil.copytree(SAMPLE_DOCS / "integracions", docs)
+    monkeypatch.setenv("DOCUBOT_HOME", str(tmp_path / "home"))
+    for name in ("DOCUBOT_CONFIG", "DOCUBOT_DATABASE_URL"):
+        monkeypatch.delenv(name, raising=False)
+    run("ingest", str(docs), "--json")
+    first = {p["url"]: p for p in json.loads(run("pages", "--json"))["pages"]}
+    assert len(first) == 2 and all(p["ingested_corpus_version"] == 1 for p in first.values())
+    assert all(re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", p["ingested"]) for p in first.values())
+    assert "ingested" in run("pages") and " UTC" in run("pages")
+
+    slack = docs / "slack.md"
+    added = "\n## Novetat\n\nUn apartat nou.\n"
+    slack.write_text(slack.read_text(encoding="utf-8") + added, encoding="utf-8")
+    run("ingest", str(docs), "--json")
+    run("ingest", str(docs), "--json")  # nothing changed: nothing is marked as ingested again
+    second = {p["url"]: p for p in json.loads(run("pages", "--json"))["pages"]}
+    assert second["wiki/integracions/slack"]["ingested_corpus_version"] == 2
+    assert second["wiki/integracions/slack"]["ingested"] >= first["wiki/integracions/slack"]["ingested"]
+    [other] = set(second) - {"wiki/integracions/slack"}
+    assert second[other]["ingested"] == first[other]["ingested"]
+    assert second[other]["ingested_corpus_version"] == 1
+
+    (docs / "calendari.md").unlink()
+    run("ingest", str(docs), "--json", "--force")  # a page gone from the folder: its record goes too
+    with Database(Settings(home=tmp_path / "home")) as db:
+        assert set(page_ingests(db)) == {"wiki/integracions/slack"} and other != "wiki/integracions/slack"
+    run("pages", "remove", "wiki/integracions/slack")
+    with Database(Settings(home=tmp_path / "home")) as db:
+        assert page_ingests(db) == {}
 
 
 def test_a_bad_mode_is_a_one_line_error(home: Path) -> None:

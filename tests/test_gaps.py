@@ -135,6 +135,10 @@ def test_gaps_groups_the_seeded_questions_into_their_topics(home: Path, tmp_path
     big = [c for c in report["clusters"] if c["count"] >= 5]
     assert len(big) == 4
     assert {topic_of(c["representative"]) for c in big} == set(TOPICS)
+    written = Counter({topic: len(questions) for topic, questions in TOPICS.items()})
+    written["dark_mode"] += len(LOW_CONFIDENCE)
+    for c in big:  # each topic's group holds (nearly) all the questions written from it
+        assert abs(c["count"] - written[topic_of(c["representative"])]) <= 2, (c["count"], written)
     sizes = [c["count"] for c in report["clusters"]]
     assert sum(sizes) == 32
     # the examples listed (up to five per group, closest first) are of the group's topic

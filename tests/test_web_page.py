@@ -7,6 +7,7 @@ Content-Security-Policy forbids evaluating strings, and Playwright's string pred
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import time
 from collections.abc import Iterator
@@ -36,6 +37,7 @@ FLAGS = [
 PDF = "Com exporto un informe a PDF?"
 PASSWORD = "Com restableixo la contrasenya?"
 WAIT_MS = 60_000  # answers on a loaded 2-core machine
+DOCS_BASE_URL = "https://docs.nubelia.cat/"
 
 
 class PageModel(ConversationModel):
@@ -103,6 +105,12 @@ def site(sample_settings, embedder, tmp_path) -> Iterator[Site]:
 
 
 @pytest.fixture
+def linked_site(sample_settings, embedder, tmp_path) -> Iterator[Site]:
+    """As `site`, with the docs published at `DOCS_BASE_URL`."""
+    yield from _serve(sample_settings.with_overrides(docs_base_url=DOCS_BASE_URL), embedder, tmp_path, None)
+
+
+@pytest.fixture
 def model_site(sample_settings, embedder, tmp_path) -> Iterator[Site]:
     """The page over the sample docs, answering with `PageModel`."""
     yield from _serve(sample_settings, embedder, tmp_path, PageModel())
@@ -126,12 +134,30 @@ def answered(answer) -> None:
     answer.locator(".meta").wait_for(timeout=WAIT_MS)
 
 
+RECORD_STATUSES = """() => {
+  window.statuses = [];
+  const seen = () => {
+    for (const line of document.querySelectorAll(".msg.bot .status")) {
+      const text = line.hidden ? "" : line.textContent;
+      if (text && window.statuses[window.statuses.length - 1] !== text) window.statuses.push(text);
+    }
+  };
+  new MutationObserver(seen).observe(document.getElementById("messages"),
+    { subtree: true, childList: true, characterData: true, attributes: true });
+}"""
+"""Records every status line the answer bubbles show, in order (Playwright's polling could miss one)."""
+COMMENT = "Volia saber com fer-ho amb Excel."
+
+
 def test_status_line_then_a_bold_menu_path_then_stop_and_retry(browser, model_site) -> None:
+    """The issue's "done when", in one run: the status line, then the menu path in bold; 👎 with a
+    comment; a slow answer stopped (nothing stored) and retried; after a reload all of it is there."""
     from playwright.sync_api import expect
 
     assert model_site.model is not None
     page = browser.new_page(viewport={"width": 1280, "height": 800})
     log_in(page, model_site)
+    page.evaluate(RECORD_STATUSES)
     model_site.model.delay_s = 0.05
     answer = ask(page, PDF)
     expect(answer.locator(".status")).to_contain_text("Generant la resposta", timeout=WAIT_MS)
@@ -141,7 +167,17 @@ def test_status_line_then_a_bold_menu_path_then_stop_and_retry(browser, model_si
         == 1
     )
     expect(answer.locator(".status")).to_be_hidden()
+    statuses = page.evaluate("() => window.statuses")
+    assert statuses[0] == "Cercant a la documentació…", statuses
+    found = next(i for i, s in enumerate(statuses) if re.fullmatch(r"\d+ fragments trobats; .*", s))
+    assert statuses.index("Generant la resposta…") > found > 0, statuses  # searching, found, generating
     [session] = model_site.sessions()
+
+    answer.locator(".feedback .rate.down").click()
+    answer.locator(".comment-form textarea").fill(COMMENT)
+    answer.locator(".comment-form button").click()
+    expect(answer.locator(".feedback .comment")).to_contain_text(COMMENT)
+    assert model_site.session(session["id"])["messages"][0]["feedback"]["comment"] == COMMENT
 
     model_site.model.delay_s = 0.1  # slow enough to stop midway
     stopped = ask(page, PASSWORD)
@@ -165,7 +201,13 @@ def test_status_line_then_a_bold_menu_path_then_stop_and_retry(browser, model_si
     page.reload()
     page.locator("#sessions li button.open").first.click()
     expect(page.locator(".msg.bot")).to_have_count(2)
-    expect(page.locator(".msg.bot .text strong").first).to_have_text("Informes > Exportar")
+    first = page.locator(".msg.bot").first
+    expect(first.locator(".text strong")).to_have_text("Informes > Exportar")
+    expect(first.locator(".feedback .rate.down")).to_have_attribute("aria-pressed", "true")
+    expect(first.locator(".feedback .comment")).to_contain_text(COMMENT)
+    expect(page.locator(".msg.bot").last.locator(".feedback .rate.down")).to_have_attribute(
+        "aria-pressed", "false"
+    )
 
 
 def test_feedback_with_a_comment_is_stored_and_shown_after_a_reload(browser, site) -> None:
@@ -306,3 +348,46 @@ def test_injected_markup_in_questions_and_answers_stays_inert(browser, model_sit
     assert text.locator("a").count() == 0  # the javascript: link is not a link
     assert "[clica](javascript:alert())" in text.inner_text()
     assert dialogs == []
+
+
+CODE = "Informes > Exportar > CSV"
+TABLE = "\n\n| format | on |\n|---|---|\n| CSV | Informes > Exportar |\n"
+
+
+def test_code_blocks_get_a_copy_button_and_tables_scroll_in_their_bubble(browser, model_site) -> None:
+    from playwright.sync_api import expect
+
+    assert model_site.model is not None
+    model_site.model.extra = f"\n\n```\n{CODE}\n```" + TABLE
+    context = browser.new_context(permissions=["clipboard-read", "clipboard-write"])
+    page = context.new_page()
+    log_in(page, model_site)
+    answer = ask(page, PDF)
+    answered(answer)
+    code = answer.locator(".text .code")
+    expect(code.locator("pre code")).to_have_text(CODE)
+    code.locator("button.copy").click()
+    expect(code.locator("button.copy")).to_have_text("Copiat!")
+    assert page.evaluate("() => navigator.clipboard.readText()").strip() == CODE
+    expect(code.locator("button.copy")).to_have_text("Copia", timeout=5_000)
+    table = answer.locator(".text .table table")
+    expect(table.locator("th").first).to_have_text("format")
+    assert table.locator("td").all_inner_texts() == ["CSV", "Informes > Exportar"]
+    assert answer.locator(".text .table").evaluate("e => getComputedStyle(e).overflowX") == "auto"
+    context.close()
+
+
+def test_with_a_docs_base_url_sources_link_to_the_published_section(browser, linked_site) -> None:
+    from playwright.sync_api import expect
+
+    page = browser.new_page()
+    log_in(page, linked_site)
+    answer = ask(page, PDF)
+    answered(answer)
+    link = answer.locator(".sources a").first
+    href = f"{DOCS_BASE_URL}wiki/guies/informes-i-exportacio#exportar-informes"
+    expect(link).to_have_attribute("href", href)
+    expect(link).to_have_attribute("target", "_blank")
+    expect(link).to_have_attribute("rel", "noopener noreferrer")
+    expect(link).to_have_text("[Informes i exportació > Exportar informes]")
+    assert answer.locator(".sources details").count() == 0  # links, not panels

@@ -37,6 +37,7 @@ def ingest_command(
                 dry_run=dry_run,
                 progress=tracker.update,
                 corpus_listeners=components.corpus_listeners,
+                db=components.db,
             )
     except (IngestError, DocsFolderError, StoreError) as exc:
         fail(str(exc))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import defaultdict
+from datetime import UTC, datetime
 from typing import Any
 
 import typer
@@ -11,6 +12,7 @@ from rich.table import Table
 from docubot.cli.common import console, fail, load_components, print_json
 from docubot.components import Components
 from docubot.store import VectorStore
+from docubot.store.page_ingests import PageIngest, page_ingests, record_ingests
 
 pages_app = typer.Typer(
     help="The indexed pages: list them (the default), or remove one.", invoke_without_command=True
@@ -21,8 +23,12 @@ def register(app: typer.Typer) -> None:
     app.add_typer(pages_app, name="pages")
 
 
-def page_summaries(store: VectorStore, version: str | None = None) -> list[dict[str, Any]]:
-    """One entry per page url: title, chunk count, versions, the page's own date; sorted by url."""
+def page_summaries(
+    store: VectorStore, version: str | None = None, ingests: dict[str, PageIngest] | None = None
+) -> list[dict[str, Any]]:
+    """One entry per page url: title, chunk count, versions, the page's own date, when an ingest last
+    changed it (from `ingests`; None when unknown); sorted by url."""
+    ingests = ingests or {}
     by_url: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for metadata in store.all_metadata().values():
         if version is None or str(metadata["version"]) == version:
@@ -35,9 +41,15 @@ def page_summaries(store: VectorStore, version: str | None = None) -> list[dict[
             "versions": sorted({str(c["version"]) for c in chunks}),
             "updated": max((str(c["date"]) for c in chunks if c["date"]), default=None),
             "source_path": chunks[0]["source_path"],
+            "ingested": _iso(ingests[url].at) if url in ingests else None,
+            "ingested_corpus_version": ingests[url].corpus_version if url in ingests else None,
         }
         for url, chunks in sorted(by_url.items())
     ]
+
+
+def _iso(at: float) -> str:
+    return datetime.fromtimestamp(at, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def remove_page(components: Components, url: str) -> tuple[int, int]:
@@ -51,6 +63,7 @@ def remove_page(components: Components, url: str) -> tuple[int, int]:
     components.keyword_index.rebuild(store)
     for listener in components.corpus_listeners:
         listener(version)
+    record_ingests(components.db, [], [url], version, 0.0)
     return len(ids), version
 
 
@@ -60,12 +73,12 @@ def pages_command(
     version: str | None = typer.Option(None, "--version", help="Only chunks of this docs version."),
     as_json: bool = typer.Option(False, "--json"),
 ) -> None:
-    """List the indexed pages with their chunk counts, versions and dates."""
+    """List the indexed pages with their chunk counts, versions, dates and last ingest."""
     if ctx.invoked_subcommand is not None:
         return
     components = load_components()
     try:
-        pages = page_summaries(components.store, version)
+        pages = page_summaries(components.store, version, page_ingests(components.db))
         corpus_version = components.store.corpus_version()
     finally:
         components.close()
@@ -73,10 +86,13 @@ def pages_command(
         print_json({"corpus_version": corpus_version, "pages": pages})
         return
     table = Table(title=f"{len(pages)} pages, corpus version {corpus_version}")
-    for column in ("url", "title", "chunks", "versions", "updated"):
+    for column in ("url", "title", "chunks", "versions", "updated", "ingested"):
         table.add_column(column)
     for p in pages:
-        table.add_row(p["url"], p["title"], str(p["chunks"]), ", ".join(p["versions"]), p["updated"] or "-")
+        ingested = p["ingested"].replace("T", " ")[:16] + " UTC" if p["ingested"] else "-"
+        table.add_row(
+            p["url"], p["title"], str(p["chunks"]), ", ".join(p["versions"]), p["updated"] or "-", ingested
+        )
     console.print(table)
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 import statistics
+import time
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field, replace
@@ -18,6 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from docubot.config import Settings
+from docubot.db import Database
 from docubot.embed import Embedder
 from docubot.ingest.chunk import Chunk, ChunkLimits, chunk_page, slugify
 from docubot.ingest.files import PageFile, PageReadError, SkippedPath, find_pages, read_page
@@ -25,6 +27,7 @@ from docubot.ingest.lock import LockHeld, ingest_lock
 from docubot.ingest.parse import UNKNOWN, Page, PageMeta, parse_page
 from docubot.rag.keyword import open_keyword_index
 from docubot.store import Record, VectorStore
+from docubot.store.page_ingests import record_ingests
 
 ProgressCallback = Callable[[int, int], None]
 """Called as (embedded so far, total to embed)."""
@@ -101,15 +104,18 @@ def ingest(
     dry_run: bool = False,
     progress: ProgressCallback | None = None,
     corpus_listeners: Sequence[CorpusListener] = (),
+    db: Database | None = None,
 ) -> IngestReport:
     """Bring the store in line with `folder`. Raises IngestError subclasses when refused.
     `corpus_listeners` are called with the new corpus version when the store changed (the
-    deployment's: `Components.corpus_listeners`, which evict stale cached answers)."""
+    deployment's: `Components.corpus_listeners`, which evict stale cached answers). With `db` (the
+    deployment's database), the pages this run changed are recorded as ingested now
+    (`docubot pages` shows when)."""
     settings.home.mkdir(parents=True, exist_ok=True)
     try:
         with ingest_lock(settings):
             return _ingest_locked(
-                folder, settings, store, embedder, force, dry_run, progress, corpus_listeners
+                folder, settings, store, embedder, force, dry_run, progress, corpus_listeners, db
             )
     except LockHeld as exc:
         raise IngestBusy(f"another ingest is running on {exc}; wait for it to finish") from exc
@@ -124,6 +130,7 @@ def _ingest_locked(
     dry_run: bool,
     progress: ProgressCallback | None,
     corpus_listeners: Sequence[CorpusListener],
+    db: Database | None,
 ) -> IngestReport:
     report = IngestReport(dry_run=dry_run)
     page_files, report.skipped = find_pages(folder)
@@ -168,9 +175,25 @@ def _ingest_locked(
         open_keyword_index(settings, store).rebuild(store)
         for listener in corpus_listeners:
             listener(report.corpus_version)
+        if db is not None:
+            changed, removed = _changed_pages(plan, existing, failed_paths)
+            record_ingests(db, changed, removed, report.corpus_version, time.time())
     else:
         report.corpus_version = store.corpus_version()
     return report
+
+
+def _changed_pages(
+    plan: _Plan, existing: dict[str, dict[str, object]], failed_paths: set[str]
+) -> tuple[set[str], set[str]]:
+    """The urls whose chunks this plan adds, changes or deletes and that still have chunks; the urls
+    left with none."""
+    present = {c.url for c in plan.chunks} | {
+        str(m["url"]) for m in existing.values() if m.get("source_path") in failed_paths
+    }
+    touched = {c.url for c in plan.new + plan.changed_text + plan.changed_metadata}
+    touched |= {str(existing[chunk_id]["url"]) for chunk_id in plan.orphans}
+    return touched & present, touched - present
 
 
 def _read_pages(

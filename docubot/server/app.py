@@ -212,6 +212,7 @@ def create_app(settings: Settings, bot: DocuBot | None = None) -> FastAPI:
             force=options.force,
             dry_run=options.dry_run,
             corpus_listeners=bot.components.corpus_listeners,
+            db=bot.db,
         )
         return report.summary()
 
