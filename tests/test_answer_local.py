@@ -11,7 +11,7 @@ import pytest
 
 from docubot.rag.answer import DocuBot
 from docubot.rag.prompt import REFUSAL_TEXT
-from docubot.text import fold
+from docubot.text import fold, guess_language
 
 pytestmark = pytest.mark.llm
 
@@ -108,3 +108,14 @@ def test_the_link_validity_is_answered_from_a_verified_quote(ask) -> None:
     if result.outcome == "answered":
         assert any(c["check"] == "quotes" and c["verified"] for c in result.checks), result.checks
         assert result.answer.categoria == "seguretat"
+
+
+def test_a_spanish_question_answered_with_catalan_quotes_is_translated(ask) -> None:
+    """answers.jsonl a059: the model answered it with its Catalan quote (eval answers, tune split);
+    the language check has the answer translated, and the translation keeps the number."""
+    result, _ = ask(
+        "He añadido el enlace iCal a Google Calendar y tarda mucho en actualizarse, ¿cuánto puede tardar?"
+    )
+    assert result.outcome == "answered", result.error
+    assert guess_language(result.answer.resposta) == "es", result.checks
+    assert "12" in result.answer.resposta
