@@ -334,8 +334,10 @@ def test_an_answer_in_the_docs_language_to_a_spanish_question_is_translated(bot)
     """Observed with the real model (eval answers, tune split): 4 of 7 Spanish or English
     questions were answered with their Catalan quotes, and a note asking again did not help."""
     model = ScriptedModel([quoted(PDF_ANSWER), translated(SPANISH_ANSWER)])
-    result = bot(model).ask(SPANISH_PDF)
+    streamed: list[str] = []
+    result = bot(model).ask(SPANISH_PDF, on_text=streamed.append)
     assert model.calls == 2 and result.outcome == "answered"
+    assert "".join(streamed) == f"{PDF_ANSWER}\n\n{SPANISH_ANSWER}"
     assert result.answer.resposta == SPANISH_ANSWER and result.answer.fonts == [REPORTS_URL]
     translation = model.requests[1]
     assert translation.system == model.requests[0].system  # the prefix cache still holds it
@@ -357,8 +359,10 @@ def test_an_answer_in_the_docs_language_to_a_spanish_question_is_translated(bot)
 def test_a_translation_that_fails_leaves_the_verified_answer_as_it_is(bot, second) -> None:
     """The language problem is soft: a verified answer is better than the fallback."""
     model = ScriptedModel([quoted(PDF_ANSWER), second])
-    result = bot(model).ask(SPANISH_PDF)
+    streamed: list[str] = []
+    result = bot(model).ask(SPANISH_PDF, on_text=streamed.append)
     assert model.calls == 2 and result.outcome == "answered", result.error
+    assert "".join(streamed) == PDF_ANSWER  # streamed once, nothing after it
     assert result.answer.resposta == PDF_ANSWER and result.answer.fonts == [REPORTS_URL]
     assert any(c["check"] == "kept_untranslated" for c in result.checks)
 

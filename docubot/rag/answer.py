@@ -400,10 +400,13 @@ class DocuBot:
             checks += verdict.checks
             if verdict.soft:
                 status(f"translating the answer into {verdict.wanted_language}…")
-                output, verdict = self._translated(output, verdict, fragments, question, model, system, usage)
+                translated, verdict = self._translated(
+                    output, verdict, fragments, question, model, system, usage
+                )
                 checks += verdict.checks
-                if on_text and verdict.ok:
-                    on_text(f"\n\n{output.resposta}")
+                if on_text and translated is not output:  # the first answer streamed already
+                    on_text(f"\n\n{translated.resposta}")
+                output = translated
             if verdict.ok or asked_again["checks"]:
                 break
             asked_again["checks"] = True
@@ -645,7 +648,7 @@ def _model_refused(output: ModelOutput) -> bool:
 def _accepted(verdict: Verdict, why: str, tried: Sequence[dict[str, Any]] = ()) -> Verdict:
     """A verdict whose soft problem is let go: the answer stands as it is."""
     kept = [*tried, {"check": "kept_untranslated", "why": why}]
-    return replace(verdict, problem=None, soft=False, note="", checks=kept)
+    return replace(verdict, problem=None, note="", checks=kept)
 
 
 def _correction(request: ChatRequest, bad_reply: str, note: str) -> ChatRequest:

@@ -69,7 +69,7 @@ class ContractError(ValueError):
 
 def parse_model_output(text: str) -> ModelOutput:
     """The contract from raw model text: tolerates code fences and prose around the JSON."""
-    candidate = _json_object(text)
+    candidate = json_object(text)
     if candidate is None:
         raise ContractError("the reply contains no JSON object")
     try:
@@ -110,7 +110,7 @@ def _fragment_number(value: object) -> int | None:
     return int(match.group()) if match else None
 
 
-def _json_object(text: str) -> str | None:
+def json_object(text: str) -> str | None:
     """The first balanced {...} in `text`, skipping braces inside strings."""
     start = text.find("{")
     while start != -1:

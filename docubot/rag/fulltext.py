@@ -28,7 +28,7 @@ from sqlalchemy import Connection
 
 from docubot.db import Database
 from docubot.store import VectorStore, validate_filters
-from docubot.store.sql import _driver_rows, _meta_value, _set_meta
+from docubot.store.sql import _driver_rows, _meta_value, set_meta
 from docubot.text import DEFAULT_LANGUAGE, LANGUAGES, corpus_languages, detect_language, fold, guess_language
 from docubot.text import stopwords as stopwords_of
 
@@ -148,7 +148,7 @@ def _reindex(conn: Connection) -> _Indexed:
     )
     [(docs, avg)] = _driver_rows(conn, "SELECT count(*), COALESCE(avg(tokens), 1) FROM chunk_fts", [])
     indexed = _Indexed(version, majority, float(docs), max(float(avg), 1.0))
-    _set_meta(
+    set_meta(
         conn,
         {
             STAMP: str(version),

@@ -13,7 +13,7 @@ import json
 from typing import Any
 
 from docubot.llm import ChatRequest, Message
-from docubot.rag.contract import ContractError
+from docubot.rag.contract import ContractError, json_object
 
 LANGUAGE_NAMES = {"ca": "Catalan", "es": "Spanish (castellano)", "en": "English"}
 
@@ -48,9 +48,9 @@ def translation_schema() -> dict[str, Any]:
 
 def parse_translation(text: str) -> str:
     """The translated answer from the reply; ContractError when there is none."""
-    start, end = text.find("{"), text.rfind("}")
+    candidate = json_object(text)
     try:
-        data = json.loads(text[start : end + 1]) if start >= 0 else None
+        data = json.loads(candidate) if candidate is not None else None
     except json.JSONDecodeError as exc:
         raise ContractError(f"invalid JSON in the translation: {exc.msg}") from exc
     translated = data.get("resposta") if isinstance(data, dict) else None

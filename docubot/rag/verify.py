@@ -45,16 +45,18 @@ class Verdict:
     checks: list[dict[str, Any]] = field(default_factory=list)
     repaired_from: list[int] | None = None
     """The fragment numbers the model cited when the citation was repaired."""
-    soft: bool = False
-    """The problem is the answer's language: it is translated, and stands as it is otherwise."""
     wanted_language: str = ""
-    """The language the answer should be in, when `soft`."""
+    """The language the answer should be in, when it is in another one (`written_language`)."""
     written_language: str = ""
-    """The language it is in, when `soft`."""
 
     @property
     def ok(self) -> bool:
         return self.problem is None
+
+    @property
+    def soft(self) -> bool:
+        """The problem is the answer's language: it is translated, and stands as it is otherwise."""
+        return self.problem is not None and bool(self.wanted_language)
 
 
 def verify(output: ModelOutput, fragments: Sequence[Fragment], question: str) -> Verdict:
@@ -102,7 +104,7 @@ def _check_language(verdict: Verdict, answer: str, question: str, fragments: Seq
     verdict.checks.append({"check": "language", "ok": ok, "wanted": wanted, "written": written})
     if not ok:
         verdict.problem = f"the answer is in {written}, the question was asked in {wanted}"
-        verdict.soft, verdict.wanted_language, verdict.written_language = True, wanted, written or ""
+        verdict.wanted_language, verdict.written_language = wanted, written or ""
 
 
 def _cited(output: ModelOutput, fragments: Sequence[Fragment]) -> Verdict:

@@ -13,10 +13,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from sqlalchemy import delete, select
-from sqlalchemy.dialects import postgresql, sqlite
 
 from docubot.db import Database
-from docubot.store.sql import meta
+from docubot.store.sql import meta, set_meta
 
 PREFIX = "page_ingested:"
 
@@ -33,10 +32,9 @@ def record_ingests(
     db: Database, changed: Iterable[str], removed: Iterable[str], corpus_version: int, at: float
 ) -> None:
     """Mark the `changed` urls as ingested now (at `corpus_version`) and forget the `removed` ones."""
-    rows = [
-        {"key": PREFIX + url, "value": json.dumps({"at": at, "corpus_version": corpus_version})}
-        for url in sorted(set(changed))
-    ]
+    rows = {
+        PREFIX + url: json.dumps({"at": at, "corpus_version": corpus_version}) for url in sorted(set(changed))
+    }
     gone = [PREFIX + url for url in sorted(set(removed))]
     if not rows and not gone:
         return
@@ -44,13 +42,7 @@ def record_ingests(
         if gone:
             conn.execute(delete(meta).where(meta.c.key.in_(gone)))
         if rows:
-            statement = (postgresql if conn.dialect.name == "postgresql" else sqlite).insert(meta)
-            conn.execute(
-                statement.on_conflict_do_update(
-                    index_elements=["key"], set_={"value": statement.excluded.value}
-                ),
-                rows,
-            )
+            set_meta(conn, rows)
 
 
 def page_ingests(db: Database) -> dict[str, PageIngest]:

@@ -197,7 +197,7 @@ class SQLStore:
             stored, stored_dim = _meta_value(conn, "embedding_model"), _meta_value(conn, "embedding_dim")
         if stored is None:
             with self.db.write() as conn:
-                _set_meta(conn, {"embedding_model": name, "embedding_dim": str(dim)})
+                set_meta(conn, {"embedding_model": name, "embedding_dim": str(dim)})
             return
         if stored != name or stored_dim != str(dim):
             raise EmbeddingModelMismatch(
@@ -325,7 +325,8 @@ def _meta_value(conn: Connection, key: str) -> str | None:
     return None if not rows else str(rows[0][0])
 
 
-def _set_meta(conn: Connection, values: dict[str, str]) -> None:
+def set_meta(conn: Connection, values: dict[str, str]) -> None:
+    """Upsert `meta` rows (key → value)."""
     statement = _insert(conn, meta)
     conn.execute(
         statement.on_conflict_do_update(index_elements=["key"], set_={"value": statement.excluded.value}),
