@@ -9,9 +9,12 @@
    (tune / holdout) for the pair scoring of before (no dates), each change alone, and both: evidence
    recall, multi-hop questions with all evidence kept, and recall per kind of question.
 2. Selection latency per question with `--turns` turns of history (the set's turns, repeated and
-   re-dated to reach the count): p50 / p95 with every message's vector and token count restored from
-   the store (as a restarted server has them), against the same with token counts recounted every
-   call (what the policy did before) and the first call with nothing stored (every message embedded).
+   re-dated to reach the count), each question asked of a restored session (a new policy over a
+   memory restored from the store, as a restarted server or another process has them): p50 / p95
+   with every message's vector, token count and BM25 term counts stored (now), against the same
+   with the term counts tokenised again (before, on the server path), with token counts recounted
+   as well (before that), and the first call with nothing stored (every message embedded).
+   A policy that has already seen the history (a live session) is timed too.
 """
 
 from __future__ import annotations
@@ -31,7 +34,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from docubot.chat.conversation import _turn_tokenizer  # noqa: E402
+from docubot.chat.lexical import MessageAnalyzer  # noqa: E402
 from docubot.chat.memory import MessageFeatures, MessageMemory  # noqa: E402
 from docubot.chat.policies import ConversationState, FusedMessageScorer, TokenBudgetPolicy  # noqa: E402
 from docubot.embed.e5 import E5Embedder  # noqa: E402
@@ -96,7 +99,7 @@ def recall(
     budget: int,
     variants: dict[str, tuple[bool, bool]],
 ) -> None:
-    tokenize = _turn_tokenizer("en")
+    analyzer = MessageAnalyzer("en")
     print(f"Evidence recall at token_budget:{budget} (synthetic set, not LoCoMo)")
     print(
         f"{'variant':28s} {'split':8s} {'recall':>7s} {'multi all':>10s} {'single':>7s} {'multi':>7s} {'date':>7s}"
@@ -107,7 +110,7 @@ def recall(
         for conversation in data["conversations"]:
             memory = MessageMemory()
             scorer = FusedMessageScorer(
-                cached.embed_documents, embedder.embed_query, tokenize, cached.name, use_dates=dated
+                cached.embed_documents, embedder.embed_query, analyzer, cached.name, use_dates=dated
             )
             policy = TokenBudgetPolicy(
                 scorer, embedder.count_tokens, budget=budget, tokenizer=embedder.name, per_message=per_message
@@ -162,40 +165,54 @@ def latency(
     messages, times = long_history(data, turns)
     questions = [q["question"] for c in data["conversations"] for q in c["questions"]]
     now = times[-1] + 86400
-    tokenize = _turn_tokenizer("en")
+    analyzer = MessageAnalyzer("en")
 
     def policy(embed: object) -> TokenBudgetPolicy:
-        scorer = FusedMessageScorer(embed, embedder.embed_query, tokenize, embedder.name)  # type: ignore[arg-type]
+        scorer = FusedMessageScorer(embed, embedder.embed_query, analyzer, embedder.name)  # type: ignore[arg-type]
         return TokenBudgetPolicy(scorer, embedder.count_tokens, budget=budget, tokenizer=embedder.name)
 
     warm = MessageMemory()
     warming = policy(cached.embed_documents)
     history = ConversationState(messages, times=times, now=now, memory=warm)
     warming.select(history, "warm up")
-    warming.remember(history)  # every message's vector and count, as a session stores them after each turn
-    stored = {p: (f.vector, f.embedding_model, f.tokens, f.tokenizer) for p, f in warm.entries.items()}
+    warming.remember(history)  # every message's features, as a session stores them after each turn
 
-    def restored(with_tokens: bool) -> MessageMemory:
+    def restored(with_tokens: bool, with_terms: bool) -> MessageMemory:
         memory = MessageMemory()
-        for p, (vector, model, tokens, tokenizer) in stored.items():
-            features = MessageFeatures(0, vector, model, tokens if with_tokens else None, tokenizer)
+        for p, f in warm.entries.items():
+            features = MessageFeatures(
+                0,
+                f.vector,
+                f.embedding_model,
+                f.tokens if with_tokens else None,
+                f.tokenizer,
+                f.terms if with_terms else None,
+                f.analyzer,
+            )
             memory.restore(p, messages[p].content, features)
         return memory
 
     rows = {}
-    for label, with_tokens in (
-        ("vectors and token counts stored (now)", True),
-        ("vectors stored, tokens recounted", False),
+    for label, with_tokens, with_terms in (
+        ("restored: all features stored (now)", True, True),
+        ("restored: terms tokenised (before)", True, False),
+        ("restored: terms and tokens recomputed", False, False),
     ):
-        chosen = policy(cached.embed_documents)
         timings = []
         for question in questions:
-            state = ConversationState(messages, times=times, now=now, memory=restored(with_tokens))
+            state = ConversationState(messages, times=times, now=now, memory=restored(with_tokens, with_terms))
+            chosen = policy(cached.embed_documents)  # a new Conversation's policy, as on the server
             start = time.perf_counter()
             chosen.select(state, question)
             timings.append((time.perf_counter() - start) * 1000)
         rows[label] = timings
-    base = statistics.quantiles(rows["vectors stored, tokens recounted"], n=20)[18]
+    live = []
+    for question in questions:
+        start = time.perf_counter()
+        warming.select(history, question)
+        live.append((time.perf_counter() - start) * 1000)
+    rows["live: a policy that saw the history"] = live
+    base = statistics.quantiles(rows["restored: terms tokenised (before)"], n=20)[18]
     print(
         f"\nSelection latency per question, {turns} turns ({len(messages)} messages), {len(questions)} questions"
     )

@@ -11,8 +11,8 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from functools import lru_cache
 
+from docubot.chat.lexical import MessageAnalyzer
 from docubot.chat.policies import (
     OMITTED_MARKER,
     ConversationState,
@@ -32,7 +32,6 @@ from docubot.chat.rewrite import needs_rewrite, rewrite_with_model, rewrite_with
 from docubot.chat.summarize import model_summarizer, rule_summarizer
 from docubot.llm import ChatModel, ChatRequest, Message, ProviderError, StreamEvent, Usage
 from docubot.rag.answer import AskResult, DocuBot, TurnContext
-from docubot.text import detect_language, tokenize
 
 DEFAULT_POLICY = "sliding_window:4"
 
@@ -215,9 +214,9 @@ def make_policy(name: str, bot: DocuBot, model: ChatModel | None) -> HistoryPoli
     summarize = model_summarizer(model) if model is not None else rule_summarizer
 
     def scorer() -> MessageScorer:
-        tokens = _turn_tokenizer(bot.keyword_index.language(bot.store))
+        analyzer = MessageAnalyzer(bot.keyword_index.language(bot.store))
         embedder = bot.embedder
-        return FusedMessageScorer(embedder.embed_documents, embedder.embed_query, tokens, embedder.name)
+        return FusedMessageScorer(embedder.embed_documents, embedder.embed_query, analyzer, embedder.name)
 
     count = model.count_tokens if model is not None else bot.embedder.count_tokens
     tokenizer = model.name if model is not None else bot.embedder.name
@@ -236,17 +235,6 @@ def make_policy(name: str, bot: DocuBot, model: ChatModel | None) -> HistoryPoli
             f"unknown policy {name!r}; known: {', '.join(sorted(builders))} (e.g. last_turns:6)"
         )
     return builders[kind]()
-
-
-def _turn_tokenizer(fallback: str) -> Callable[[str], list[str]]:
-    """BM25 tokens of a message in its own language (`fallback`, the corpus's, when it does not tell),
-    remembered: a policy scores the same past messages again on every turn."""
-
-    @lru_cache(maxsize=4096)
-    def tokens(text: str) -> list[str]:
-        return tokenize(text, detect_language(text, fallback))
-
-    return tokens
 
 
 def _sent(result: AskResult) -> list[dict[str, str]]:

@@ -10,12 +10,15 @@ float32), bit for bit (`tests/test_memory.py`).
 
 from __future__ import annotations
 
+import json
 import math
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
+
+from docubot.text import TOKENS_VERSION, detect_language, tokenize
 
 K1 = 1.5
 B = 0.75
@@ -29,10 +32,36 @@ class TermCounts:
     length: int
 
 
+@dataclass(frozen=True)
+class MessageAnalyzer:
+    """BM25 tokens of a message in its own language (`fallback`, the corpus's, when it does not
+    tell); `name` identifies the output, so term counts stored under another name are recomputed."""
+
+    fallback: str
+
+    @property
+    def name(self) -> str:
+        return f"{TOKENS_VERSION}/{self.fallback}"
+
+    def __call__(self, text: str) -> list[str]:
+        return tokenize(text, detect_language(text, self.fallback))
+
+
 def term_counts(tokens: Sequence[str]) -> TermCounts:
     """The counts of `tokens`; a document without tokens counts as one token long, as a `bm25s`
     index given a placeholder token for it does."""
     return TermCounts(Counter(tokens), max(len(tokens), 1))
+
+
+def dumps(terms: TermCounts) -> str:
+    """`terms` as a JSON object of counts (its length is their sum), for the session store."""
+    return json.dumps(dict(terms.counts), ensure_ascii=False, separators=(",", ":"))
+
+
+def loads(text: str) -> TermCounts:
+    """Term counts written by `dumps`."""
+    counts: Counter[str] = Counter(json.loads(text))
+    return TermCounts(counts, max(sum(counts.values()), 1))
 
 
 def bm25_scores(documents: Sequence[TermCounts], query: Sequence[str]) -> np.ndarray:

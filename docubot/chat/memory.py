@@ -1,10 +1,10 @@
-"""What a conversation remembers about each past message: its vector and its token count.
+"""What a conversation remembers about each past message: its vector, token count and BM25 terms.
 
-Both are computed once per message (and per embedding model / tokenizer) and reused on every later
-turn; the session store persists them with the turn (`session_turn_vectors`), so a restarted server
-or another process embeds only the new question. Entries are by message position in the history
-(which only grows) and are checked against the message text, so a history replaced under them is
-recomputed, never misread.
+Each is computed once per message (and per embedding model / tokenizer / analyzer) and reused on
+every later turn; the session store persists them with the turn (`session_turn_vectors`), so a
+restarted server or another process embeds and tokenises only the new question. Entries are by
+message position in the history (which only grows) and are checked against the message text, so a
+history replaced under them is recomputed, never misread.
 """
 
 from __future__ import annotations
@@ -14,16 +14,21 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from docubot.chat.lexical import TermCounts, term_counts
+
 
 @dataclass
 class MessageFeatures:
-    """One message's cached vector (under `embedding_model`) and token count (under `tokenizer`)."""
+    """One message's cached vector (under `embedding_model`), token count (under `tokenizer`) and
+    BM25 term counts (under `analyzer`)."""
 
     text_hash: int
     vector: np.ndarray | None = None
     embedding_model: str | None = None
     tokens: int | None = None
     tokenizer: str | None = None
+    terms: TermCounts | None = None
+    analyzer: str | None = None
 
 
 @dataclass
@@ -63,6 +68,16 @@ class MessageMemory:
             entry.tokens, entry.tokenizer = count(text), tokenizer
             self.pending.add(position)
         return entry.tokens
+
+    def terms(
+        self, position: int, text: str, analyzer: str, tokenize: Callable[[str], list[str]]
+    ) -> TermCounts:
+        """The BM25 term counts of the message at `position`, tokenised once per analyzer."""
+        entry = self._entry(position, text)
+        if entry.terms is None or entry.analyzer != analyzer:
+            entry.terms, entry.analyzer = term_counts(tokenize(text)), analyzer
+            self.pending.add(position)
+        return entry.terms
 
     def restore(self, position: int, text: str, features: MessageFeatures) -> None:
         """Put back features loaded from the store (not pending: they are saved already)."""

@@ -15,7 +15,7 @@ from typing import Protocol
 import numpy as np
 
 from docubot.chat.dates import DayRange, day_of, named_days, render
-from docubot.chat.lexical import TermCounts, bm25_scores, term_counts
+from docubot.chat.lexical import MessageAnalyzer, TermCounts, bm25_scores, term_counts
 from docubot.chat.memory import MessageMemory
 from docubot.llm import Message
 from docubot.rag.retrieve import reciprocal_rank_fusion
@@ -316,7 +316,6 @@ class TokenBudgetPolicy:
         for position in range(len(state.messages)):
             sizes.message(position)
 
-
     def fixed_tokens(self, text: str) -> int:
         """The token count of a text every selection may add, counted once per policy."""
         if text not in self._fixed:
@@ -349,18 +348,19 @@ class FusedMessageScorer:
     question names days, a third ranking of the units said on those days; units said on a named
     span of at most `NARROW_DAYS` days come first. A message's vector comes from `state.memory`
     (embedded once, persisted by sessions); a pair unit (the baseline) is embedded as role-prefixed
-    lines, remembered by text. BM25 term counts are kept by text too: a question tokenises only
-    itself and scores only its own terms (`docubot/chat/lexical.py`)."""
+    lines, remembered by text. A message's BM25 term counts come from `state.memory` too (tokenised
+    once under the analyzer's name, persisted by sessions; a pair's are kept by text): a question tokenises
+    only itself and scores only its own terms (`docubot/chat/lexical.py`)."""
 
     def __init__(
         self,
         embed_documents: Callable[[list[str]], np.ndarray],
         embed_query: Callable[[str], np.ndarray],
-        tokenize: Callable[[str], list[str]],
+        analyzer: MessageAnalyzer,
         embedding_model: str,
         use_dates: bool = True,
     ) -> None:
-        self.embed_documents, self.embed_query, self.tokenize = embed_documents, embed_query, tokenize
+        self.embed_documents, self.embed_query, self.analyzer = embed_documents, embed_query, analyzer
         self.embedding_model, self.use_dates = embedding_model, use_dates
         self._pairs: dict[str, np.ndarray] = {}
         self._terms: dict[str, TermCounts] = {}
@@ -369,13 +369,14 @@ class FusedMessageScorer:
         positions = list(range(len(state.messages)))
         texts = [m.content for m in state.messages]
         state.memory.vectors(positions, texts, self.embedding_model, self.embed_documents)
-        for text in texts:
-            self._terms_of(text)
+        for position, text in zip(positions, texts, strict=True):
+            state.memory.terms(position, text, self.analyzer.name, self.analyzer)
 
     def __call__(self, question: str, state: ConversationState, units: Sequence[Unit]) -> MessageScores:
         texts = [_unit_text(state, u) for u in units]
         dense = self._vectors(state, units, texts) @ self.embed_query(question)
-        lexical = bm25_scores([self._terms_of(t) for t in texts], self.tokenize(question))
+        terms = [self._terms_of(state, u, t) for u, t in zip(units, texts, strict=True)]
+        lexical = bm25_scores(terms, self.analyzer(question))
         order_dense = [str(i) for i in np.argsort(-dense, kind="stable")]
         rankings = [order_dense, [str(i) for i in np.argsort(-lexical, kind="stable") if lexical[i] > 0]]
         days = named_days(question, state.now) if self.use_dates and state.now is not None else None
@@ -389,11 +390,13 @@ class FusedMessageScorer:
         rank = {int(i): r for r, i in enumerate(fused)}
         return MessageScores([1.0 / (1 + rank[i]) for i in range(len(texts))], [float(x) for x in dense])
 
-    def _terms_of(self, text: str) -> TermCounts:
-        """A unit's BM25 term counts, tokenised once per text (the history only grows)."""
+    def _terms_of(self, state: ConversationState, unit: Unit, text: str) -> TermCounts:
+        """A unit's BM25 term counts: a message's from the memory, a pair's tokenised once per text."""
+        if len(unit) == 1:
+            return state.memory.terms(unit[0], text, self.analyzer.name, self.analyzer)
         terms = self._terms.get(text)
         if terms is None:
-            terms = self._terms[text] = term_counts(self.tokenize(text))
+            terms = self._terms[text] = term_counts(self.analyzer(text))
         return terms
 
     def _vectors(self, state: ConversationState, units: Sequence[Unit], texts: list[str]) -> np.ndarray:

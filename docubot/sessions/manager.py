@@ -28,6 +28,7 @@ from sqlalchemy import Connection, case, delete, insert, select, tuple_, update
 
 from docubot.cache.answers import erase_sessions, evict_expired
 from docubot.calllog import CallLog
+from docubot.chat import lexical
 from docubot.chat.conversation import DEFAULT_POLICY, Conversation, TurnUsage, make_policy
 from docubot.chat.memory import MessageFeatures, MessageMemory
 from docubot.chat.policies import ConversationState
@@ -439,7 +440,7 @@ ROLES = ("user", "assistant")
 
 
 def _load_memory(conn: Connection, session_id: str, messages: builtins.list[Message]) -> MessageMemory:
-    """The stored vectors and token counts of the session's messages."""
+    """The stored vectors, token counts and term counts of the session's messages."""
     memory = MessageMemory()
     rows = conn.execute(
         select(session_turn_vectors).where(session_turn_vectors.c.session_id == session_id)
@@ -449,7 +450,10 @@ def _load_memory(conn: Connection, session_id: str, messages: builtins.list[Mess
         if position >= len(messages):
             continue
         vector = None if r["vector"] is None else np.frombuffer(r["vector"], dtype=np.float32)
-        features = MessageFeatures(0, vector, r["embedding_model"], r["tokens"], r["tokenizer"])
+        terms = None if r["terms"] is None else lexical.loads(r["terms"])
+        features = MessageFeatures(
+            0, vector, r["embedding_model"], r["tokens"], r["tokenizer"], terms, r["analyzer"]
+        )
         memory.restore(position, messages[position].content, features)
     return memory
 
@@ -476,6 +480,8 @@ def _save_memory(conn: Connection, session_id: str, memory: MessageMemory) -> No
                 "vector": None if f.vector is None else f.vector.astype(np.float32).tobytes(),
                 "tokenizer": f.tokenizer,
                 "tokens": f.tokens,
+                "analyzer": f.analyzer,
+                "terms": None if f.terms is None else lexical.dumps(f.terms),
             }
         )
     conn.execute(insert(table), rows)

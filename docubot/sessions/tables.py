@@ -105,7 +105,10 @@ session_turn_vectors = Table(
     Column("vector", LargeBinary),
     Column("tokenizer", String(200)),
     Column("tokens", Integer),
+    Column("analyzer", String(200)),
+    Column("terms", Text),
 )
-"""Per message of a turn (role user/assistant): its vector under `embedding_model` (float32 bytes)
-and its token count under `tokenizer`, so history selection never embeds or counts it again.
-Either may be missing (a message counted but not yet embedded); another model's are recomputed."""
+"""Per message of a turn (role user/assistant): its vector under `embedding_model` (float32 bytes),
+its token count under `tokenizer` and its BM25 term counts under `analyzer` (a JSON object), so
+history selection never embeds, counts or tokenises it again. Any may be missing (a message counted
+but not yet embedded); another model's or analyzer's are recomputed."""

@@ -14,11 +14,12 @@ from docubot.text.language import (
 from docubot.text.normalize import fold
 from docubot.text.sentences import sentences
 from docubot.text.stopwords import stopwords
-from docubot.text.tokens import content_stems, query_tokens, tokenize
+from docubot.text.tokens import TOKENS_VERSION, content_stems, query_tokens, tokenize
 
 __all__ = [
     "DEFAULT_LANGUAGE",
     "LANGUAGES",
+    "TOKENS_VERSION",
     "content_stems",
     "corpus_languages",
     "detect_language",

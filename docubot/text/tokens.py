@@ -11,6 +11,9 @@ from docubot.text.normalize import fold
 from docubot.text.stopwords import stopwords
 
 _STEMMER_NAMES = {"ca": "catalan", "es": "spanish", "en": "english"}
+TOKENS_VERSION = "tokens-1"
+"""Names what `tokenize` (with language detection, stopwords and stemmers) produces: change it when
+that output changes, so that term counts stored from it are recomputed, not misread."""
 
 
 @lru_cache(maxsize=3)
