@@ -107,6 +107,9 @@ class Settings(BaseSettings):
     # PostgreSQL + pgvector (docs/storage.md): exact search below this many chunks, HNSW above
     pg_hnsw_min_rows: int = Field(20_000, ge=0, description="Chunks from which an HNSW index is built.")
     pg_ef_search: int = Field(100, ge=1, le=1000, description="HNSW candidate list per query (recall/speed).")
+    pg_index_memory_mb: int = Field(
+        512, ge=64, description="maintenance_work_mem of the HNSW build (1M 384-d chunks: ≈ 2,000)."
+    )
     keyword_index: Literal["bm25s", "fulltext"] = Field(
         "bm25s", description="Keyword search: bm25s, or PostgreSQL's full text (PostgreSQL only)."
     )

@@ -398,3 +398,50 @@ def test_a_refusal_quoting_nothing_that_denies_stays_a_refusal(bot) -> None:
     model = ScriptedModel([quoted(REFUSAL_TEXT, quotes=[(1, quote)], confianca="baixa")])
     result = bot(model).ask(PDF)
     assert model.calls == 1 and result.outcome == "refused_by_model"
+
+
+SPANISH_FLIPPED = "Sí, puedes exportar el informe a PDF desde Informes."
+
+
+def test_a_fallback_to_a_spanish_question_is_translated_and_checked(bot) -> None:
+    """Observed with the real model (holdout): the extractive fallbacks to English and Spanish
+    questions were Catalan quotes, 3 of the 3 language misses."""
+    model = ScriptedModel(
+        [quoted(SPANISH_FLIPPED), quoted(SPANISH_FLIPPED), lambda request: translated(SPANISH_ANSWER)]
+    )
+    result = bot(model).ask(SPANISH_PDF)
+    assert model.calls == 3 and result.outcome == "fallback"
+    assert "into Spanish" in model.requests[2].messages[-1].content
+    assert "L'exportació a PDF no està disponible" in model.requests[2].messages[-1].content
+    assert result.answer.resposta == (
+        f"No he podido redactar una respuesta verificada; esto es lo que dice la documentación, "
+        f"traducido: {SPANISH_ANSWER}"
+    )
+    assert result.answer.confianca == "baixa" and REPORTS_URL in result.answer.fonts
+    assert {"check": "fallback_translation", "language": "es", "ok": True} in result.checks
+    assert any(c["check"] == "claims" for c in result.checks)  # the model's own checks are kept
+
+
+@pytest.mark.parametrize(
+    "translation",
+    [
+        translated("No, la exportación a PDF llegará en 2027; ahora solo CSV o Excel."),  # a new number
+        translated(PDF_QUOTE),  # still Catalan
+        "not json",
+    ],
+)
+def test_a_fallback_translation_that_fails_leaves_the_quotes(bot, translation) -> None:
+    model = ScriptedModel([quoted(SPANISH_FLIPPED), quoted(SPANISH_FLIPPED), translation])
+    result = bot(model).ask(SPANISH_PDF)
+    assert model.calls == 3 and result.outcome == "fallback"
+    lead = "No he podido redactar una respuesta verificada; esto es lo que dice la documentación: "
+    assert result.answer.resposta.startswith(lead) and "L'exportació a PDF" in result.answer.resposta
+    check = next(c for c in result.checks if c["check"] == "fallback_translation")
+    assert check["ok"] is False and check["why"]
+
+
+def test_a_provider_that_is_down_is_not_asked_to_translate_the_fallback(bot) -> None:
+    model = ScriptedModel([ProviderError("timeout", transient=True)] * 3 + [translated(SPANISH_ANSWER)])
+    result = bot(model).ask(SPANISH_PDF)
+    assert model.calls == 3 and result.outcome == "fallback"
+    assert "L'exportació a PDF" in result.answer.resposta

@@ -30,6 +30,7 @@ from docubot.llm import (
     complete,
 )
 from docubot.rag.category import page_category
+from docubot.rag.claims import check_claims
 from docubot.rag.contract import (
     Answer,
     ContractError,
@@ -39,7 +40,7 @@ from docubot.rag.contract import (
     refusal,
     sources_for,
 )
-from docubot.rag.extractive import extractive_answer
+from docubot.rag.extractive import docs_language, extract, extractive_answer
 from docubot.rag.focus import focus
 from docubot.rag.keyword import KeywordSearch
 from docubot.rag.prompt import (
@@ -62,6 +63,7 @@ from docubot.rag.stream_json import FieldStreamer
 from docubot.rag.translate import parse_translation, translation_request
 from docubot.rag.verify import DENIAL_NOTE, Verdict, answer_from_quotes, quoted_denial, verify
 from docubot.store import Hit, VectorStore
+from docubot.text import detect_language, guess_language
 
 Status = Callable[[str], None]
 
@@ -232,7 +234,13 @@ class DocuBot:
                 on_text(result.answer.resposta)
         elif model is None:
             result = AskResult(
-                extractive_answer(question, hits, self.settings.categories, self.threshold),
+                extractive_answer(
+                    question,
+                    hits,
+                    self.settings.categories,
+                    self.threshold,
+                    similarity=self._similarity(retrieval),
+                ),
                 _sources(hits[:2]),
                 "answered",
                 _provider(model),
@@ -332,7 +340,6 @@ class DocuBot:
         status: Status,
         context: TurnContext,
     ) -> AskResult:
-        hits: list[Hit] = list(retrieval.hits)
         system = system_prompt()
         if context.system_extra:
             system = f"{system}\n\n{context.system_extra}"
@@ -340,7 +347,7 @@ class DocuBot:
         try:
             fragments, history = self._fit_window(question, fragments, context, system, model)
         except ContextWindowError as exc:
-            return self._fallback(question, hits, model.name, Usage(), {}, str(exc), status)
+            return self._fallback(question, retrieval, model, system, Usage(), {}, str(exc), status)
         # Least relevant first: the small local model follows the fragment nearest the question
         # (measured on the sample docs: README). Numbers and sources follow this order.
         fragments.reverse()
@@ -361,12 +368,13 @@ class DocuBot:
         output: ModelOutput | None = None
         verdict: Verdict | None = None
         asked_again = {"contract": False, "checks": False}
+        provider_down = False
         for _ in range(3):  # at most one retry for a broken contract and one for failed checks
             status("generating…")
             try:
                 completion = self._complete_with_retries(model, request, on_text, status)
             except ProviderError as exc:
-                error = str(exc)
+                error, provider_down = str(exc), True
                 break
             usage.input_tokens += completion.usage.input_tokens
             usage.output_tokens += completion.usage.output_tokens
@@ -414,19 +422,23 @@ class DocuBot:
             request = _correction(request, completion.text, verdict.note)
         timings = {"first_token": first_token * 1000} if first_token is not None else {}
         if output is None:
-            result = self._fallback(question, hits, model.name, usage, timings, error, status)
+            result = self._fallback(  # a provider that is down is not asked to translate
+                question, retrieval, model, system, usage, timings, error, status, translate=not provider_down
+            )
         elif _model_refused(output):
             result = AskResult(
                 refusal(), [], "refused_by_model", model.name, usage, timings_ms=timings, error=error
             )
         elif verdict is not None and not verdict.ok:
-            result = self._fallback(question, hits, model.name, usage, timings, verdict.problem, status)
+            result = self._fallback(
+                question, retrieval, model, system, usage, timings, verdict.problem, status
+            )
             if on_text:
                 on_text(f"\n\n{result.answer.resposta}")
         else:
             assert verdict is not None
             result = self._answered(output, verdict, fragments, model.name, usage, timings, error)
-        result.checks = checks
+        result.checks = checks + result.checks
         result.request = sent
         return result
 
@@ -476,7 +488,7 @@ class DocuBot:
         focused = focus(
             question,
             fragments,
-            similarity=lambda texts: self.embedder.embed_documents(texts) @ retrieval.vector,
+            similarity=self._similarity(retrieval),
             count_tokens=model.count_tokens,
             max_tokens=self.settings.context_tokens,
         )
@@ -485,20 +497,80 @@ class DocuBot:
     def _fallback(
         self,
         question: str,
-        hits: list[Hit],
-        provider: str,
+        retrieval: RetrievalResult,
+        model: ChatModel,
+        system: str,
         usage: Usage,
         timings: dict[str, float],
         error: str | None,
         status: Status,
+        translate: bool = True,
     ) -> AskResult:
         """The extractive answer, said to be one, with low confidence, when the model cannot give
-        a valid, verified one."""
+        a valid, verified one; with `translate`, in the question's language when it was asked in
+        another one than the docs' and the model's translation passes the claim checks."""
         status(f"the model failed ({error}); answering from the fragments instead")
-        answer = extractive_answer(question, hits, self.settings.categories, self.threshold, degraded=True)
-        return AskResult(
-            answer, _sources(hits[:2]), "fallback", provider, usage, timings_ms=timings, error=error
+        hits = list(retrieval.hits)
+        similarity = self._similarity(retrieval)
+        quoted = extract(question, hits, similarity)
+        translation, check = (
+            self._translated_extract(quoted, question, hits, model, system, usage, status)
+            if translate
+            else (None, None)
         )
+        answer = extractive_answer(
+            question,
+            hits,
+            self.settings.categories,
+            self.threshold,
+            degraded=True,
+            similarity=similarity,
+            translation=translation,
+        )
+        result = AskResult(
+            answer, _sources(hits[:2]), "fallback", model.name, usage, timings_ms=timings, error=error
+        )
+        result.checks = [check] if check else []
+        return result
+
+    def _translated_extract(
+        self,
+        quoted: str,
+        question: str,
+        hits: Sequence[Hit],
+        model: ChatModel,
+        system: str,
+        usage: Usage,
+        status: Status,
+    ) -> tuple[str | None, dict[str, Any] | None]:
+        """`quoted` in the question's language (None: same language, or the translation failed or
+        changed a number, path, name or negation), and its check for the log."""
+        source = detect_language(quoted, fallback=docs_language(hits[:2]))
+        wanted = detect_language(question, fallback=source)
+        if wanted == source:
+            return None, None
+        status(f"translating the answer into {wanted}…")
+        request = translation_request(
+            system, quoted, source, wanted, self.settings.max_answer_tokens, self.settings.temperature
+        )
+        check: dict[str, Any] = {"check": "fallback_translation", "language": wanted}
+        try:
+            completion = self._complete_with_retries(model, request, None, lambda _: None)
+            usage.input_tokens += completion.usage.input_tokens
+            usage.output_tokens += completion.usage.output_tokens
+            translated = parse_translation(completion.text)
+        except (ProviderError, ContractError) as exc:
+            return None, {**check, "ok": False, "why": str(exc)}
+        claims = check_claims(translated, [quoted], question, [quoted])
+        written = guess_language(translated)
+        if not claims.supported or written != wanted:
+            why = claims.problem() if not claims.supported else f"written in {written}"
+            return None, {**check, "ok": False, "why": why}
+        return translated, {**check, "ok": True}
+
+    def _similarity(self, retrieval: RetrievalResult) -> Callable[[Sequence[str]], Sequence[float]]:
+        """Each text's cosine to the retrieved question (what focusing and extracts rank by)."""
+        return lambda texts: self.embedder.embed_documents(list(texts)) @ retrieval.vector
 
     def _answered(
         self,

@@ -2,23 +2,57 @@
 
 Also the degradation path when the chat model fails: the user still gets the most relevant
 passages with their sources.
+
+The passages are the units of the two best fragments (sentences, list items, and the table rows
+the question names, spelled out with their column names) closest to the question: with an
+embedder, by the same score that focuses the model's context (multilingual cosine plus the
+question's stems and, for "how many" questions, numbers; `focus.py`), else by the question's
+stems alone. A unit repeated by chunk overlap is said once.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from docubot.rag.category import page_category
 from docubot.rag.contract import Answer
+from docubot.rag.focus import LIST_ITEM, Similarity, Unit, deduplicated, matching_rows, unit_scores, units
 from docubot.store import Hit
-from docubot.text import DEFAULT_LANGUAGE, content_stems, detect_language, sentences
+from docubot.text import DEFAULT_LANGUAGE, content_stems, detect_language
 
 MAX_SENTENCES = 3
+KEEP_WITHIN = 0.06
+"""With an embedder, passages scoring within this of the best are said (up to MAX_SENTENCES)."""
+SECOND_FRAGMENT_PENALTY = 0.02
+"""Subtracted from the scores of the second fragment's units (cosine scale): the best fragment
+wins ties."""
 DEGRADED_LEAD = {
     "ca": "No he pogut redactar una resposta verificada; això és el que diu la documentació:",
     "es": "No he podido redactar una respuesta verificada; esto es lo que dice la documentación:",
     "en": "I could not write a verified answer; this is what the documentation says:",
 }
+TRANSLATED_LEAD = {
+    "ca": "No he pogut redactar una resposta verificada; això és el que diu la documentació, traduït:",
+    "es": "No he podido redactar una respuesta verificada; esto es lo que dice la documentación, traducido:",
+    "en": "I could not write a verified answer; this is what the documentation says, translated:",
+}
+
+
+@dataclass(frozen=True)
+class Passage:
+    """A unit that may be quoted: its text and where it stands (fragment rank, position)."""
+
+    unit: Unit
+    rank: int
+    position: int
+
+
+def extract(question: str, hits: Sequence[Hit], similarity: Similarity | None = None) -> str:
+    """The passages of the two best fragments closest to the question, in the docs' order."""
+    top = list(hits[:2])
+    chosen = closest(passages(top, question), question, similarity)
+    return " ".join(p.unit.text for p in chosen) or top[0].text.split("\n", 1)[-1][:500]
 
 
 def extractive_answer(
@@ -27,23 +61,16 @@ def extractive_answer(
     categories: Sequence[str],
     threshold: float,
     degraded: bool = False,
+    similarity: Similarity | None = None,
+    translation: str | None = None,
 ) -> Answer:
-    """The sentences of the best fragments that share most words with the question."""
+    """The `extract` as the answer; `degraded` (the model failed) says so first, and gives
+    `translation` (the extract in the question's language, checked) instead when there is one."""
     top = list(hits[:2])
-    question_stems = content_stems(question)
-    candidates: list[tuple[float, int, str]] = []
-    for rank, hit in enumerate(top):
-        body = hit.text.split("\n", 1)[-1]
-        for position, sentence in enumerate(sentences(body)):
-            if sentence.startswith(("```", "~~~", "|")):
-                continue
-            overlap = len(content_stems(sentence) & question_stems)
-            candidates.append((overlap - 0.5 * rank - 0.01 * position, rank * 1000 + position, sentence))
-    best = sorted(candidates, reverse=True)[:MAX_SENTENCES]
-    chosen = [s for _, _, s in sorted(best, key=lambda c: c[1])]
-    text = " ".join(chosen) or top[0].text.split("\n", 1)[-1][:500]
+    text = translation or extract(question, top, similarity)
     if degraded:
-        text = f"{DEGRADED_LEAD[detect_language(question, fallback=_docs_language(top))]} {text}"
+        lead = TRANSLATED_LEAD if translation else DEGRADED_LEAD
+        text = f"{lead[detect_language(question, fallback=docs_language(top))]} {text}"
     return Answer(
         categoria=page_category(top[0].metadata, categories),
         resposta=text,
@@ -52,7 +79,48 @@ def extractive_answer(
     )
 
 
-def _docs_language(hits: Sequence[Hit]) -> str:
+def passages(hits: Sequence[Hit], question: str) -> list[Passage]:
+    """The quotable units of `hits` (their heading line left out): sentences, list items without
+    their markers, and the table rows the question names; code and other rows are not quotable."""
+    out: list[Passage] = []
+    for rank, hit in enumerate(hits):
+        body = hit.text.split("\n", 1)[-1]
+        for unit in units(body):
+            for text in _quotable(unit, question):
+                out.append(Passage(Unit(unit.kind, text, unit.line), rank, len(out)))
+    kept = {id(u) for u in deduplicated([p.unit for p in out])}
+    return [p for p in out if id(p.unit) in kept]
+
+
+def closest(candidates: Sequence[Passage], question: str, similarity: Similarity | None) -> list[Passage]:
+    """The MAX_SENTENCES best-scoring passages, in the order they stand in the docs."""
+    if not candidates:
+        return []
+    if similarity is not None:
+        scores = unit_scores([p.unit for p in candidates], question, similarity)
+        ranked = [s - SECOND_FRAGMENT_PENALTY * p.rank for s, p in zip(scores, candidates, strict=True)]
+    else:
+        wanted = content_stems(question)
+        ranked = [
+            len(content_stems(p.unit.text) & wanted) - 0.5 * p.rank - 0.01 * p.position for p in candidates
+        ]
+    order = sorted(range(len(candidates)), key=lambda i: -ranked[i])[:MAX_SENTENCES]
+    if similarity is not None:
+        order = [i for i in order if ranked[i] >= ranked[order[0]] - KEEP_WITHIN]
+    return [candidates[i] for i in sorted(order)]
+
+
+def _quotable(unit: Unit, question: str) -> list[str]:
+    if unit.kind == "prose":
+        return [unit.text]
+    if unit.kind == "list":
+        return [LIST_ITEM.sub("", line).strip() for line in unit.text.split("\n") if line.strip()]
+    if unit.kind == "table":
+        return matching_rows(unit.text, question)
+    return []
+
+
+def docs_language(hits: Sequence[Hit]) -> str:
     """The language of the quoted fragments: what a question too short to tell is answered in."""
     return detect_language(" ".join(h.text for h in hits), fallback=DEFAULT_LANGUAGE)
 

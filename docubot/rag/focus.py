@@ -48,7 +48,7 @@ NUMBER_BONUS = 0.03
 """Score added to a unit holding a number when the question asks how many, how long, how much."""
 _QUANTITY = re.compile(r"\b(?:quant[a-z]*|cuant[a-z]*|how (?:many|much|long|often)|maxim|minim)\b")
 
-_LIST_ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
+LIST_ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
 
 
 @dataclass(frozen=True)
@@ -106,7 +106,7 @@ def prune(fragment: Fragment, question: str, similarity: Similarity) -> Fragment
     """The fragment with its tables and the units closest to the question (a short one whole),
     without repeated units."""
     whole = units(fragment.text)
-    parts = _deduplicated(whole)
+    parts = deduplicated(whole)
     if len(fragment.text.split()) >= MIN_PRUNE_WORDS:
         parts = _closest(parts, question, similarity)
     if len(parts) == len(whole) and not any(u.kind == "table" for u in parts):
@@ -119,7 +119,7 @@ def _closest(parts: list[Unit], question: str, similarity: Similarity) -> list[U
     candidates = [u for u in parts if u.kind != "table"]
     if not candidates:
         return parts
-    scores = _scores(candidates, question, similarity)
+    scores = unit_scores(candidates, question, similarity)
     best = max(scores)
     ranked = sorted(zip(scores, range(len(candidates)), strict=True), reverse=True)
     keep = {id(candidates[i]) for s, i in ranked[:MAX_UNITS] if s >= best - KEEP_WITHIN}
@@ -152,8 +152,8 @@ def units(text: str) -> list[Unit]:
         elif line.startswith("|"):
             end = _block_end(lines, i, lambda s: s.startswith("|"))
             out.append(Unit("table", "\n".join(lines[i:end]), i))
-        elif _LIST_ITEM.match(line):
-            end = _block_end(lines, i, lambda s: bool(_LIST_ITEM.match(s)))
+        elif LIST_ITEM.match(line):
+            end = _block_end(lines, i, lambda s: bool(LIST_ITEM.match(s)))
             out.append(Unit("list", "\n".join(lines[i:end]), i))
         else:
             end = i + 1
@@ -179,7 +179,7 @@ def matching_rows(table: str, question: str) -> list[str]:
     return out
 
 
-def _scores(candidates: Sequence[Unit], question: str, similarity: Similarity) -> list[float]:
+def unit_scores(candidates: Sequence[Unit], question: str, similarity: Similarity) -> list[float]:
     """Cosine to the question, plus a bonus for each question stem held (rarer in the fragment:
     more) and, when the question asks for a quantity, for holding a number."""
     wanted = content_stems(question)
@@ -195,7 +195,7 @@ def _scores(candidates: Sequence[Unit], question: str, similarity: Similarity) -
     ]
 
 
-def _deduplicated(parts: Sequence[Unit]) -> list[Unit]:
+def deduplicated(parts: Sequence[Unit]) -> list[Unit]:
     """Without units whose words all occur, in order, in what came before (chunk-overlap repeats)."""
     out: list[Unit] = []
     seen = " "

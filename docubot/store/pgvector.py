@@ -69,6 +69,7 @@ class PgVectorStore(SQLStore):
         super().__init__(db)
         self.hnsw_min_rows = db.settings.pg_hnsw_min_rows
         self.ef_search = db.settings.pg_ef_search
+        self.index_memory_mb = db.settings.pg_index_memory_mb
         self._hnsw_dim: int | None = None
         with db.read() as conn:
             if not has_pgvector(conn):
@@ -151,7 +152,7 @@ class PgVectorStore(SQLStore):
         [(count,)] = _driver_rows(conn, "SELECT count(*) FROM chunks", [])
         if int(count) < self.hnsw_min_rows:
             return
-        conn.exec_driver_sql("SET LOCAL maintenance_work_mem = '512MB'")
+        conn.exec_driver_sql(f"SET LOCAL maintenance_work_mem = '{int(self.index_memory_mb)}MB'")
         conn.exec_driver_sql(
             f"CREATE INDEX {HNSW_INDEX} ON chunks USING hnsw "
             f"((embedding_vec::vector({int(dim)})) vector_cosine_ops)"

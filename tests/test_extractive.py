@@ -1,0 +1,44 @@
+"""Extractive answers (the `none` provider and the model's fallback) on the real store and embedder."""
+
+from docubot.rag.answer import DocuBot
+from docubot.rag.extractive import MAX_SENTENCES, Passage, closest, passages
+from docubot.rag.focus import Unit
+from docubot.store import Hit
+from docubot.text import sentences
+
+
+def test_a_table_question_is_answered_with_its_row_spelled_out(sample_settings, embedder) -> None:
+    """Before: table rows were never quoted; "how much storage on the business plan" got two
+    sentences about CSV export, one of them twice (holdout a002)."""
+    bot = DocuBot(sample_settings, embedder=embedder, chat_model=None)
+    answer = bot.ask("how much storage do we get on the business plan").answer.resposta
+    assert "Business — " in answer and "Emmagatzematge: 100 GB" in answer
+    said = sentences(answer)
+    assert len(said) == len(set(said))
+
+
+def test_a_question_in_another_language_picks_passages_by_meaning(sample_settings, embedder) -> None:
+    """Before: passages were picked by shared 5-letter stems, which an English question about
+    Catalan docs hardly has: this one got the list of webhook events (holdout a037)."""
+    bot = DocuBot(sample_settings, embedder=embedder, chat_model=None)
+    answer = bot.ask("how do i make a task repeat every monday").answer.resposta
+    assert "Repeteix" in answer and "task.created" not in answer
+
+
+def _hit(text: str, rank: int) -> Hit:
+    return Hit(f"c{rank}", text, {"url": f"u{rank}"}, 0.9 - rank / 10)
+
+
+def test_repeated_passages_are_said_once_and_list_items_lose_their_markers() -> None:
+    first = _hit("[Pàgina > Secció]\nObre el menú. Tria l'opció.\n\n- Desa el fitxer.\n- Tanca.", 0)
+    second = _hit("[Pàgina > Secció]\nTria l'opció. Obre el menú.", 1)
+    found = passages([first, second], "Com ho desa?")
+    assert [p.unit.text for p in found] == ["Obre el menú.", "Tria l'opció.", "Desa el fitxer.", "Tanca."]
+
+
+def test_without_an_embedder_the_question_stems_choose() -> None:
+    texts = ["Res a veure.", "Cap relació.", "Exporta el projecte a CSV.", "Altres coses.", "Més coses."]
+    candidates = [Passage(Unit("prose", t, 0), 0, i) for i, t in enumerate(texts)]
+    chosen = [p.unit.text for p in closest(candidates, "Com exporto un projecte a CSV?", None)]
+    assert len(chosen) == MAX_SENTENCES and "Exporta el projecte a CSV." in chosen
+    assert chosen == sorted(chosen, key=texts.index)  # in the docs' order
