@@ -13,7 +13,7 @@ pgvector exact scan is timed on `--exact-queries` queries only (seconds each at 
 index is still built by the store, with `maintenance_work_mem = --index-memory-mb`.
 
     python bench/pgvector.py --sizes 10000 100000
-    python bench/pgvector.py --sizes 1000000 --index-memory-mb 2500
+    python bench/pgvector.py --sizes 1000000 --index-memory-mb 2500 [--m 32 --ef-construction 128]
 """
 
 from __future__ import annotations
@@ -131,11 +131,16 @@ def numpy_exact(vectors: np.ndarray, queries: np.ndarray) -> tuple[list[list[str
     return results, np.array(seconds) * 1000
 
 
-def bench_copied(n: int, server_url: str, folder: Path, index_memory_mb: int, exact_queries: int) -> None:
+def bench_copied(n: int, server_url: str, folder: Path, args: argparse.Namespace) -> None:
     """One large size: COPY loading, numpy reference, the store's HNSW build and searches."""
     vectors, queries = corpus(n, np.random.default_rng(n))
+    exact_queries, index_memory_mb = args.exact_queries, args.index_memory_mb
     settings = Settings(
-        home=folder / f"pg-{n}", database_url=new_database(server_url), pg_index_memory_mb=index_memory_mb
+        home=folder / f"pg-{n}",
+        database_url=new_database(server_url),
+        pg_index_memory_mb=index_memory_mb,
+        pg_hnsw_m=args.m,
+        pg_hnsw_ef_construction=args.ef_construction,
     )
     with Database(settings.with_overrides(pg_hnsw_min_rows=10**9)) as db:
         PgVectorStore(db).check_embedding_model("synthetic", DIM)  # schema and the dimension meta row
@@ -158,10 +163,11 @@ def bench_copied(n: int, server_url: str, folder: Path, index_memory_mb: int, ex
     with Database(settings.with_overrides(pg_hnsw_min_rows=0)) as db:
         PgVectorStore(db)  # builds the index
     print(
-        f"  HNSW build (m=16, ef_construction=64, maintenance_work_mem {index_memory_mb} MB): "
+        f"  HNSW build (m={args.m}, ef_construction={args.ef_construction}, "
+        f"maintenance_work_mem {index_memory_mb} MB): "
         f"{time.perf_counter() - started:.1f} s"
     )
-    for ef in (*EF_SEARCH, 400):
+    for ef in args.ef_search:
         with Database(settings.with_overrides(pg_hnsw_min_rows=0, pg_ef_search=ef)) as db:
             got, ms = search(PgVectorStore(db), queries)
         print(
@@ -202,11 +208,14 @@ def main() -> None:
     parser.add_argument("--copy-from", type=int, default=500_000, help="sizes loaded with COPY from this up")
     parser.add_argument("--index-memory-mb", type=int, default=2500, help="HNSW build memory, COPY sizes")
     parser.add_argument("--exact-queries", type=int, default=20, help="pgvector exact scans, COPY sizes")
+    parser.add_argument("--m", type=int, default=16, help="HNSW m, COPY sizes")
+    parser.add_argument("--ef-construction", type=int, default=64, help="HNSW ef_construction, COPY sizes")
+    parser.add_argument("--ef-search", type=int, nargs="+", default=[40, 100, 200, 400], help="COPY sizes")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as folder, postgres_server() as server_url:
         for n in args.sizes:
             if n >= args.copy_from:
-                bench_copied(n, server_url, Path(folder), args.index_memory_mb, args.exact_queries)
+                bench_copied(n, server_url, Path(folder), args)
             else:
                 bench_size(n, server_url, Path(folder))
 

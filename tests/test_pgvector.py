@@ -106,7 +106,9 @@ def test_rows_copied_in_get_their_vectors_and_hnsw_past_the_threshold(
     copied_sample: Settings, embedder: E5Embedder
 ) -> None:
     exact = copied_sample.with_overrides(pg_hnsw_min_rows=100_000)
-    hnsw = copied_sample.with_overrides(pg_hnsw_min_rows=10, pg_ef_search=200)
+    hnsw = copied_sample.with_overrides(
+        pg_hnsw_min_rows=10, pg_ef_search=200, pg_hnsw_m=24, pg_hnsw_ef_construction=100
+    )
     with Database(exact) as db:
         store = open_store(db)
         with db.read() as conn:
@@ -119,6 +121,10 @@ def test_rows_copied_in_get_their_vectors_and_hnsw_past_the_threshold(
         store = open_store(db)
         with db.read() as conn:
             assert store._index_dim(conn) == embedder.dim  # type: ignore[attr-defined]
+            definition = conn.exec_driver_sql(
+                f"SELECT indexdef FROM pg_indexes WHERE indexname = '{HNSW_INDEX}'"
+            ).scalar_one()
+            assert "m='24'" in definition and "ef_construction='100'" in definition, definition
             conn.exec_driver_sql("SET LOCAL enable_seqscan = off")
             plan = "\n".join(
                 r[0]

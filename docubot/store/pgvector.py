@@ -70,6 +70,7 @@ class PgVectorStore(SQLStore):
         self.hnsw_min_rows = db.settings.pg_hnsw_min_rows
         self.ef_search = db.settings.pg_ef_search
         self.index_memory_mb = db.settings.pg_index_memory_mb
+        self.hnsw_m, self.hnsw_ef_construction = db.settings.pg_hnsw_m, db.settings.pg_hnsw_ef_construction
         self._hnsw_dim: int | None = None
         with db.read() as conn:
             if not has_pgvector(conn):
@@ -145,7 +146,8 @@ class PgVectorStore(SQLStore):
         return self._hnsw_dim
 
     def _ensure_index(self, conn: Connection) -> None:
-        """Build the HNSW index once the corpus reaches `hnsw_min_rows` chunks (never dropped)."""
+        """Build the HNSW index once the corpus reaches `hnsw_min_rows` chunks (never dropped; `m` and
+        `ef_construction` are those of the settings when it is built)."""
         dim = _meta_value(conn, "embedding_dim")
         if dim is None or int(dim) > HNSW_MAX_DIM or self._index_dim(conn) is not None:
             return
@@ -155,7 +157,8 @@ class PgVectorStore(SQLStore):
         conn.exec_driver_sql(f"SET LOCAL maintenance_work_mem = '{int(self.index_memory_mb)}MB'")
         conn.exec_driver_sql(
             f"CREATE INDEX {HNSW_INDEX} ON chunks USING hnsw "
-            f"((embedding_vec::vector({int(dim)})) vector_cosine_ops)"
+            f"((embedding_vec::vector({int(dim)})) vector_cosine_ops) "
+            f"WITH (m = {int(self.hnsw_m)}, ef_construction = {int(self.hnsw_ef_construction)})"
         )
 
 
