@@ -13,7 +13,7 @@ pgvector exact scan is timed on `--exact-queries` queries only (seconds each at 
 index is still built by the store, with `maintenance_work_mem = --index-memory-mb`.
 
     python bench/pgvector.py --sizes 10000 100000
-    python bench/pgvector.py --sizes 1000000 --index-memory-mb 2500 [--m 32 --ef-construction 128]
+    python bench/pgvector.py --sizes 1000000 --index-memory-mb 2500 [--m 16 --ef-construction 64]
 """
 
 from __future__ import annotations
@@ -193,7 +193,8 @@ def bench_size(n: int, server_url: str, folder: Path) -> None:
     started = time.perf_counter()
     with Database(pg_settings.with_overrides(pg_hnsw_min_rows=0)) as db:
         PgVectorStore(db)  # builds the index
-    print(f"  HNSW build (m=16, ef_construction=64): {time.perf_counter() - started:.1f} s")
+    hnsw = f"m={pg_settings.pg_hnsw_m}, ef_construction={pg_settings.pg_hnsw_ef_construction}"
+    print(f"  HNSW build ({hnsw}): {time.perf_counter() - started:.1f} s")
     for ef in EF_SEARCH:
         with Database(pg_settings.with_overrides(pg_hnsw_min_rows=0, pg_ef_search=ef)) as db:
             got, ms = search(PgVectorStore(db), queries)
@@ -208,8 +209,8 @@ def main() -> None:
     parser.add_argument("--copy-from", type=int, default=500_000, help="sizes loaded with COPY from this up")
     parser.add_argument("--index-memory-mb", type=int, default=2500, help="HNSW build memory, COPY sizes")
     parser.add_argument("--exact-queries", type=int, default=20, help="pgvector exact scans, COPY sizes")
-    parser.add_argument("--m", type=int, default=16, help="HNSW m, COPY sizes")
-    parser.add_argument("--ef-construction", type=int, default=64, help="HNSW ef_construction, COPY sizes")
+    parser.add_argument("--m", type=int, default=32, help="HNSW m, COPY sizes")
+    parser.add_argument("--ef-construction", type=int, default=128, help="HNSW ef_construction, COPY sizes")
     parser.add_argument("--ef-search", type=int, nargs="+", default=[40, 100, 200, 400], help="COPY sizes")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as folder, postgres_server() as server_url:

@@ -106,13 +106,13 @@ class Settings(BaseSettings):
     session_ttl_days: float = Field(30, gt=0, description="Idle sessions are hard-deleted after this.")
     # PostgreSQL + pgvector (docs/storage.md): exact search below this many chunks, HNSW above
     pg_hnsw_min_rows: int = Field(20_000, ge=0, description="Chunks from which an HNSW index is built.")
-    pg_ef_search: int = Field(100, ge=1, le=1000, description="HNSW candidate list per query (recall/speed).")
-    pg_hnsw_m: int = Field(16, ge=2, le=100, description="HNSW links per node, when the index is built.")
+    pg_ef_search: int = Field(200, ge=1, le=1000, description="HNSW candidate list per query (recall/speed).")
+    pg_hnsw_m: int = Field(32, ge=2, le=100, description="HNSW links per node, when the index is built.")
     pg_hnsw_ef_construction: int = Field(
-        64, ge=4, le=1000, description="HNSW build candidate list, when the index is built."
+        128, ge=4, le=1000, description="HNSW build candidate list, when the index is built."
     )
     pg_index_memory_mb: int = Field(
-        512, ge=64, description="maintenance_work_mem of the HNSW build (1M 384-d chunks: ≈ 2,000)."
+        512, ge=64, description="maintenance_work_mem of the HNSW build (1M 384-d chunks: ≈ 3,500)."
     )
     keyword_index: Literal["bm25s", "fulltext"] = Field(
         "bm25s", description="Keyword search: bm25s, or PostgreSQL's full text (PostgreSQL only)."
