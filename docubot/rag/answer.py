@@ -455,19 +455,9 @@ class DocuBot:
         """The answer translated into the language it was asked in and verified again; the
         verified first answer, accepted as it is, when the translation fails or does not pass."""
         wanted = verdict.wanted_language
-        request = translation_request(
-            system,
-            output.resposta,
-            verdict.written_language,
-            wanted,
-            self.settings.max_answer_tokens,
-            self.settings.temperature,
-        )
         try:
-            completion = self._complete_with_retries(model, request, None, lambda _: None)
-            usage.input_tokens += completion.usage.input_tokens
-            usage.output_tokens += completion.usage.output_tokens
-            candidate = output.model_copy(update={"resposta": parse_translation(completion.text)})
+            text = self._translate(output.resposta, verdict.written_language, wanted, model, system, usage)
+            candidate = output.model_copy(update={"resposta": text})
         except (ProviderError, ContractError) as exc:
             return output, _accepted(verdict, f"translation failed: {exc}")
         translated = verify(candidate, fragments, question)
@@ -475,6 +465,19 @@ class DocuBot:
         if translated.ok:
             return candidate, translated
         return output, _accepted(verdict, f"translation rejected: {translated.problem}", translated.checks)
+
+    def _translate(
+        self, text: str, source: str, target: str, model: ChatModel, system: str, usage: Usage
+    ) -> str:
+        """`text` translated by the model (one call, its tokens added to `usage`); ProviderError or
+        ContractError when there is no translation."""
+        request = translation_request(
+            system, text, source, target, self.settings.max_answer_tokens, self.settings.temperature
+        )
+        completion = self._complete_with_retries(model, request, None, lambda _: None)
+        usage.input_tokens += completion.usage.input_tokens
+        usage.output_tokens += completion.usage.output_tokens
+        return parse_translation(completion.text)
 
     def _fragments(
         self, question: str, retrieval: RetrievalResult, model: ChatModel
@@ -524,8 +527,8 @@ class DocuBot:
             self.settings.categories,
             self.threshold,
             degraded=True,
-            similarity=similarity,
-            translation=translation,
+            text=translation or quoted,
+            translated=translation is not None,
         )
         result = AskResult(
             answer, _sources(hits[:2]), "fallback", model.name, usage, timings_ms=timings, error=error
@@ -550,15 +553,9 @@ class DocuBot:
         if wanted == source:
             return None, None
         status(f"translating the answer into {wanted}…")
-        request = translation_request(
-            system, quoted, source, wanted, self.settings.max_answer_tokens, self.settings.temperature
-        )
         check: dict[str, Any] = {"check": "fallback_translation", "language": wanted}
         try:
-            completion = self._complete_with_retries(model, request, None, lambda _: None)
-            usage.input_tokens += completion.usage.input_tokens
-            usage.output_tokens += completion.usage.output_tokens
-            translated = parse_translation(completion.text)
+            translated = self._translate(quoted, source, wanted, model, system, usage)
         except (ProviderError, ContractError) as exc:
             return None, {**check, "ok": False, "why": str(exc)}
         claims = check_claims(translated, [quoted], question, [quoted])

@@ -62,14 +62,15 @@ def extractive_answer(
     threshold: float,
     degraded: bool = False,
     similarity: Similarity | None = None,
-    translation: str | None = None,
+    text: str | None = None,
+    translated: bool = False,
 ) -> Answer:
-    """The `extract` as the answer; `degraded` (the model failed) says so first, and gives
-    `translation` (the extract in the question's language, checked) instead when there is one."""
+    """The `extract` as the answer (`text`: one made already, or its checked translation into the
+    question's language, `translated`); `degraded` (the model failed) says so first."""
     top = list(hits[:2])
-    text = translation or extract(question, top, similarity)
+    text = text or extract(question, top, similarity)
     if degraded:
-        lead = TRANSLATED_LEAD if translation else DEGRADED_LEAD
+        lead = TRANSLATED_LEAD if translated else DEGRADED_LEAD
         text = f"{lead[detect_language(question, fallback=docs_language(top))]} {text}"
     return Answer(
         categoria=page_category(top[0].metadata, categories),
