@@ -84,6 +84,11 @@ class Settings(BaseSettings):
     context_tokens: int = Field(
         900, ge=64, description="Cap on the documentation shown to the model, with focused context."
     )
+    translate_queries: bool = Field(
+        True,
+        description="Translate a question asked in another language than the docs' into theirs "
+        "for retrieval (one short chat-model call; docs/answering.md).",
+    )
 
     # Chat model
     llm: Literal["local", "openai", "anthropic", "none"] = "local"

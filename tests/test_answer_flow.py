@@ -38,8 +38,13 @@ def quoted(resposta: str = PDF_ANSWER, quotes=((0, PDF_QUOTE),), confianca="alta
 
 @pytest.fixture
 def bot(sample_settings, embedder):
+    """A bot on the sample docs with `model`. Spanish and English questions are searched as asked
+    (no query translation, which test_query_translation.py covers), so each scripted step here
+    answers the question."""
+
     def make(model: ScriptedModel, **overrides) -> DocuBot:
-        return DocuBot(sample_settings.with_overrides(**overrides), embedder=embedder, chat_model=model)
+        settings = sample_settings.with_overrides(**{"translate_queries": False, **overrides})
+        return DocuBot(settings, embedder=embedder, chat_model=model)
 
     return make
 
@@ -445,3 +450,46 @@ def test_a_provider_that_is_down_is_not_asked_to_translate_the_fallback(bot) -> 
     result = bot(model).ask(SPANISH_PDF)
     assert model.calls == 3 and result.outcome == "fallback"
     assert "L'exportació a PDF" in result.answer.resposta
+
+
+STARTER_CSV = "amb el Starter puc baixar-me els informes en csv?"
+STARTER_DENIAL = (
+    "El pla **Starter** està pensat per a equips petits que comencen: inclou totes les vistes, les "
+    "integracions amb Slack i amb el calendari, i els informes bàsics, però **no permet exportar "
+    "projectes ni informes a CSV**."
+)
+
+
+def test_a_refusal_quoting_a_denial_in_bold_is_answered_from_its_quotes(bot) -> None:
+    """answers.jsonl a004, with the real model: it quoted the bold denial and refused; the denial
+    went unseen because "**no" was compared as one word."""
+    model = ScriptedModel([quoted(REFUSAL_TEXT, quotes=[(3, STARTER_DENIAL)], confianca="baixa")])
+    result = bot(model).ask(STARTER_CSV)
+    assert model.calls == 1 and result.outcome == "answered", result.checks
+    assert "no permet exportar projectes ni informes a CSV" in result.answer.resposta
+    assert "wiki/administracio/plans-i-facturacio" in result.answer.fonts
+
+
+LINK_QUESTION = "Quant de temps és vàlid l'enllaç per restablir la contrasenya?"
+LINK_QUOTE = "L'enllaç que rebràs per correu és vàlid durant 24 hores."
+
+
+def test_an_answer_that_strays_from_its_quotes_is_replaced_by_them(bot) -> None:
+    """answers.jsonl a007, with the real model: it quoted the row "Usuaris: Fins a 10" and then
+    answered about invitations, from another fragment. The verified quote answers instead."""
+    stray = "Els lectors sí que compten per al límit de membres de l'espai de treball."
+    model = ScriptedModel([quoted(stray, quotes=[(0, LINK_QUOTE)])])
+    streamed: list[str] = []
+    result = bot(model).ask(LINK_QUESTION, on_text=streamed.append)
+    assert model.calls == 1 and result.outcome == "answered"
+    assert result.answer.resposta == LINK_QUOTE and result.grounded is True
+    assert "".join(streamed) == f"{stray}\n\n{LINK_QUOTE}"
+    assert {"check": "quotes_as_answer", "replaced": [stray]} in result.checks
+
+
+def test_an_answer_grounded_in_its_quotes_stands(bot) -> None:
+    answer = "L'enllaç per restablir la contrasenya és vàlid durant 24 hores."
+    model = ScriptedModel([quoted(answer, quotes=[(0, LINK_QUOTE)])])
+    result = bot(model).ask(LINK_QUESTION)
+    assert result.answer.resposta == answer
+    assert all(c["check"] != "quotes_as_answer" for c in result.checks)

@@ -119,3 +119,16 @@ def test_a_spanish_question_answered_with_catalan_quotes_is_translated(ask) -> N
     assert result.outcome == "answered", result.error
     assert guess_language(result.answer.resposta) == "es", result.checks
     assert "12" in result.answer.resposta
+
+
+def test_an_english_question_is_searched_in_the_docs_language(ask) -> None:
+    """answers.jsonl a044: asked in English, the lockout section ranked 19th and the question was
+    refused. The model translates it into Catalan for retrieval, and the answer says 15 minutes."""
+    result, _ = ask("How long does an account lockout last?")
+    translation = result.checks[0]
+    assert translation["check"] == "query_translation" and translation["ok"], translation
+    sections = [h.metadata["section_path"] for h in result.retrieval.hits]
+    assert "Seguretat i accés > Bloqueig del compte" in sections[:2], sections
+    assert result.outcome in ("answered", "fallback"), result.error
+    assert "15" in result.answer.resposta
+    assert "wiki/administracio/seguretat-i-acces" in result.answer.fonts

@@ -7,8 +7,10 @@ from pathlib import Path
 
 from docubot.eval.answers import (
     AnswerCase,
+    answers_markdown,
     answers_summary,
     evaluate_answers,
+    flat_summary,
     load_answer_cases,
     normalise,
     sample,
@@ -79,3 +81,19 @@ def test_the_answer_set_is_preferred_and_a_sample_spreads_over_it(tmp_path: Path
     cases = load_answer_cases(tmp_path)
     assert len(cases) == 30 and cases[0].forbidden == ("y",) and cases[0].split == "holdout"
     assert [c.id for c in sample(cases, 3)] == ["a000", "a010", "a020"]
+
+
+def test_each_split_is_summarised_on_its_own() -> None:
+    """The README compares the part tuned on with the part never looked at: one run gives both."""
+    tune = case("¿Cuánto cuesta el plan Business?", "es", facts=["12 €"])
+    holdout = AnswerCase(
+        "a2", "Quant costa el Business?", "ca", True, tune.gold, ("12 €",), (), "table", "holdout"
+    )
+    tune = AnswerCase(**{**tune.__dict__, "split": "tune"})
+    replies = {tune.question: answered("Cuesta 12 € al mes."), holdout.question: answered("Costa 6 €.")}
+    outcomes = evaluate_answers([tune, holdout], replies.__getitem__)
+    flat = flat_summary(outcomes)
+    assert flat["fully_correct"] == 0.5
+    assert flat["tune.fully_correct"] == 1.0 and flat["holdout.fully_correct"] == 0.0
+    table = answers_markdown(outcomes, "fake", "t")
+    assert "| measure | all | tune | holdout |" in table and "| fully_correct | 0.5 | 1.0 | 0.0 |" in table

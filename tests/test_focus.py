@@ -7,7 +7,7 @@ import pytest
 from docubot.rag.answer import DocuBot
 from docubot.rag.contract import Quote
 from docubot.rag.evidence import verify_quotes
-from docubot.rag.focus import DOMINANCE_GAP, cap, dominates, focus, prune
+from docubot.rag.focus import DOMINANCE_GAP, cap, dominates, focus, matching_rows, prune
 from docubot.rag.prompt import Fragment, documentation_block, fragments_from
 from docubot.store import Hit
 
@@ -112,3 +112,56 @@ def test_quotes_are_verified_against_what_was_shown_and_map_to_their_source(retr
     quotes = [Quote(fragment=9, cita=LINK_SENTENCE), Quote(fragment=1, cita=SESSIONS_SENTENCE)]
     [verified] = verify_quotes(quotes, shown)
     assert verified.text == LINK_SENTENCE and shown[verified.fragment - 1].url == SECURITY
+
+
+ERRORS_TABLE = (
+    "| Codi HTTP | Codi d'error | Significat |\n"
+    "|-----------|--------------|------------|\n"
+    "| 401 | `token_missing` | La petició no inclou la capçalera `Authorization`. |\n"
+    "| 401 | `token_expired` | El token ha caducat. |\n"
+    "| 401 | `token_revoked` | El token s'ha revocat. |"
+)
+
+
+@pytest.mark.parametrize(
+    ("question", "row"),
+    [
+        (
+            "m'han revocat el token, quin error em tornarà l'api?",
+            "401 — Codi d'error: `token_revoked`; Significat: El token s'ha revocat.",
+        ),
+        (
+            "Quin codi d'error surt si m'oblido de posar la capçalera Authorization?",
+            "401 — Codi d'error: `token_missing`; Significat: La petició no inclou la capçalera "
+            "`Authorization`.",
+        ),
+    ],
+)
+def test_a_row_the_question_describes_is_spelled_out(question, row) -> None:
+    """answers.jsonl a009/a010: the model quoted the description cell and left out the code in the
+    same row; no row label (all "401") is named, so the row sharing the most stems is spelled out."""
+    assert matching_rows(ERRORS_TABLE, question) == [row]
+
+
+def test_no_row_is_spelled_out_when_none_stands_out() -> None:
+    assert matching_rows(ERRORS_TABLE, "Quins errors d'autenticació hi ha?") == []
+    assert matching_rows(ERRORS_TABLE, "Què passa amb el token?") == []  # every row says token
+
+
+def test_the_sentence_that_answers_leads_its_fragment(retrieve) -> None:
+    """answers.jsonl a047: shown the section in document order, the model quoted its first sentence
+    ("vàlids durant 90 dies") and answered "90 dies"; the 7-day warning was the second sentence."""
+    question = "Quants dies abans m'avisen que un token caducarà?"
+    fragments, similarity = retrieve(question)
+    [expiry] = [f for f in fragments if f.section == "Autenticació de l'API > Caducitat dels tokens"]
+    assert not expiry.text.startswith("Set dies abans")
+    shown = prune(expiry, question, similarity)
+    assert shown.text.startswith("Set dies abans de la caducitat, el creador del token rep un correu")
+    assert "vàlids durant **90 dies**" in shown.text  # moved, not dropped
+
+
+def test_lists_and_tables_keep_their_place() -> None:
+    text = "- pas u;\n- pas dos.\n\nDesprés, desa."
+    scores = {"- pas u;\n- pas dos.": 0.1, "Després, desa.": 0.9}
+    shown = prune(fragment(0.9, text), "com?", lambda texts: [scores[t] for t in texts])
+    assert shown.text == text

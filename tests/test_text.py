@@ -15,6 +15,7 @@ from docubot.text import (
     fold,
     guess_language,
     query_tokens,
+    question_parts,
     sentences,
     stopwords,
     tokenize,
@@ -113,3 +114,38 @@ def test_a_question_too_short_to_tell_is_searched_in_every_language() -> None:
     assert query_tokens("Com exporto un informe a PDF?", fallback="ca") == tokenize(
         "Com exporto un informe a PDF?", "ca"
     )
+
+
+@pytest.mark.parametrize(
+    ("message", "parts"),
+    [
+        (
+            "quant temps tinc per acceptar una invitació? i l'enllaç per restablir la contrasenya "
+            "quant dura?",
+            [
+                "quant temps tinc per acceptar una invitació?",
+                "i l'enllaç per restablir la contrasenya quant dura?",
+            ],
+        ),
+        (
+            "Quin suport tenim amb el pla Starter? hi ha xat?",
+            ["Quin suport tenim amb el pla Starter?", "hi ha xat?"],
+        ),
+        ("Hola? Com exporto un informe?", ["Hola? Com exporto un informe?"]),  # a greeting is no part
+        ("Vull editar tasques. Em pujarà la factura?", ["Vull editar tasques. Em pujarà la factura?"]),
+        ("Com exporto un informe?", ["Com exporto un informe?"]),
+    ],
+)
+def test_a_message_asking_several_questions_is_split_after_each_question_mark(message, parts) -> None:
+    assert question_parts(message) == parts
+
+
+def test_the_prompt_asks_for_every_part_in_the_question_language() -> None:
+    from docubot.rag.prompt import Fragment, user_message
+
+    shown = [Fragment("u", "P > S", "Les invitacions caduquen als 7 dies.", ())]
+    both = user_message("Quant duren les invitacions? i l'enllaç de la contrasenya?", shown)
+    assert both.endswith("(Respon en català. La pregunta té 2 parts: respon-les totes.)")
+    english = user_message("How long do invitations last? and the password link?", shown)
+    assert "The question has 2 parts: answer all of them." in english
+    assert "parts" not in user_message("Quant duren les invitacions?", shown)

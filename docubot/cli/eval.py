@@ -22,6 +22,7 @@ from docubot.eval.answers import (
     answers_markdown,
     answers_summary,
     evaluate_answers,
+    flat_summary,
     load_answer_cases,
     sample,
 )
@@ -242,7 +243,7 @@ def answers_command(
         "share of questions",
         reports / "answers.png",
     )
-    _emit(as_json, {**summary, "provider": bot.provider}, markdown, reports)
+    _emit(as_json, {**flat_summary(outcomes), "provider": bot.provider}, markdown, reports)
 
 
 @eval_app.command("cache")

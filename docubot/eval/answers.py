@@ -158,10 +158,29 @@ def answers_summary(outcomes: Sequence[AnswerOutcome]) -> dict[str, float | int 
     }
 
 
+def split_summaries(outcomes: Sequence[AnswerOutcome]) -> dict[str, dict[str, float | int | None]]:
+    """`answers_summary` of each split of the set (`tune`, `holdout`), when it has splits."""
+    splits = sorted({o.case.split for o in outcomes if o.case.split}, key=lambda s: (s != "tune", s))
+    return {split: answers_summary([o for o in outcomes if o.case.split == split]) for split in splits}
+
+
+def flat_summary(outcomes: Sequence[AnswerOutcome]) -> dict[str, float | int | None]:
+    """The summary, then each split's under `<split>.` (`holdout.fully_correct`): the `--json` keys."""
+    flat = answers_summary(outcomes)
+    for split, summary in split_summaries(outcomes).items():
+        flat.update({f"{split}.{name}": value for name, value in summary.items()})
+    return flat
+
+
 def answers_markdown(outcomes: Sequence[AnswerOutcome], provider: str, title: str) -> str:
     summary = answers_summary(outcomes)
-    lines = [f"# {title}", "", f"Provider: {provider}.", "", "| measure | value |", "|---|---|"]
-    lines += [f"| {name} | {value} |" for name, value in summary.items()]
+    splits = split_summaries(outcomes)
+    lines = [f"# {title}", "", f"Provider: {provider}.", ""]
+    lines += ["| measure | all |" + "".join(f" {s} |" for s in splits), "|---|---|" + "---|" * len(splits)]
+    lines += [
+        f"| {name} | {value} |" + "".join(f" {splits[s][name]} |" for s in splits)
+        for name, value in summary.items()
+    ]
     lines += [
         "",
         "| id | outcome | refusal right | gold source | facts | forbidden | language | ms | answer |",

@@ -51,6 +51,7 @@ from docubot.rag.prompt import (
     system_prompt,
     user_message,
 )
+from docubot.rag.query_translation import QueryTranslation, translate_query
 from docubot.rag.question import (
     EMPTY_QUESTION_OUTCOME,
     checked_question,
@@ -216,18 +217,21 @@ class DocuBot:
             result.timings_ms.update(total=_ms_since(started))
             self._log(question, query_filters, result, context)
             return result
+        translation = self._translated_query(standalone, model, status)
+        searched = translation.text or standalone
         retrieval = self.retriever.search(
-            standalone,
+            searched,
             version=version,
             filters=filters,
             mode=mode,
-            query_vector=probe.vector if probe is not None else None,  # the cache embedded the same text
+            # the cache embedded the same text, unless the question was translated since
+            query_vector=probe.vector if probe is not None and translation.text is None else None,
         )
         hits: list[Hit] = list(retrieval.hits)
         retrieval_ms = _ms_since(started)
         best = retrieval.best_similarity
         status(f"retrieval: {len(hits)} chunks, best similarity {best:.3f}")
-        decision = self.refusal.decide(standalone, hits, self.store, mode or self.retriever.mode)
+        decision = self.refusal.decide(searched, hits, self.store, mode or self.retriever.mode)
         if decision.refuse:
             result = AskResult(refusal(), [], "refused", _provider(model))
             if on_text:
@@ -249,15 +253,35 @@ class DocuBot:
             if on_text:
                 on_text(result.answer.resposta)
         else:
-            result = self._generate(question, retrieval, model, on_text, status, context)
+            result = self._generate(question, searched, retrieval, model, on_text, status, context)
         result.checks.insert(
             0, {"check": "refusal", "refuse": decision.refuse, "p_answerable": decision.probability}
         )
+        if translation.check:
+            result.checks.insert(0, translation.check)
+            result.usage.input_tokens += translation.input_tokens
+            result.usage.output_tokens += translation.output_tokens
+            result.timings_ms["query_translation"] = translation.check["ms"]
         result.retrieval = retrieval
         result.timings_ms.update(retrieval=retrieval_ms, total=_ms_since(started))
         self._remember(probe, result)
-        self._log(question, query_filters, result, context)
+        self._log(question, query_filters, result, context, searched)
         return result
+
+    def _translated_query(self, question: str, model: ChatModel | None, status: Status) -> QueryTranslation:
+        """`question` in the docs' language for retrieval, when it is asked in another one and a
+        chat model can translate it (`text` None otherwise: search with the question itself)."""
+        target = self.refusal.vocabulary.language(self.store)
+        source = detect_language(question, fallback=target)
+        if model is None or source == target or not self.settings.translate_queries:
+            return QueryTranslation(None, {})
+        status(f"translating the question into {target} for the search…")
+        started = time.perf_counter()
+        translation = translate_query(
+            question, source, target, model, system_prompt(), self.settings.temperature
+        )
+        translation.check["ms"] = _ms_since(started)
+        return translation
 
     # -- steps ----------------------------------------------------------------------------------
     def _probe_cache(
@@ -281,6 +305,7 @@ class DocuBot:
                 "categories": self.settings.categories,
                 "max_answer_tokens": self.settings.max_answer_tokens,
                 "focus": self.settings.focused_context and self.settings.context_tokens,
+                "translate_queries": self.settings.translate_queries,
             }
         )
         return self.cache.probe(
@@ -334,6 +359,7 @@ class DocuBot:
     def _generate(
         self,
         question: str,
+        searched: str,
         retrieval: RetrievalResult,
         model: ChatModel,
         on_text: Callable[[str], None] | None,
@@ -343,11 +369,11 @@ class DocuBot:
         system = system_prompt()
         if context.system_extra:
             system = f"{system}\n\n{context.system_extra}"
-        fragments, checks = self._fragments(context.retrieval_question or question, retrieval, model)
+        fragments, checks = self._fragments(searched, retrieval, model)
         try:
             fragments, history = self._fit_window(question, fragments, context, system, model)
         except ContextWindowError as exc:
-            return self._fallback(question, retrieval, model, system, Usage(), {}, str(exc), status)
+            return self._fallback(question, searched, retrieval, model, system, Usage(), {}, str(exc), status)
         # Least relevant first: the small local model follows the fragment nearest the question
         # (measured on the sample docs: README). Numbers and sources follow this order.
         fragments.reverse()
@@ -423,7 +449,16 @@ class DocuBot:
         timings = {"first_token": first_token * 1000} if first_token is not None else {}
         if output is None:
             result = self._fallback(  # a provider that is down is not asked to translate
-                question, retrieval, model, system, usage, timings, error, status, translate=not provider_down
+                question,
+                searched,
+                retrieval,
+                model,
+                system,
+                usage,
+                timings,
+                error,
+                status,
+                translate=not provider_down,
             )
         elif _model_refused(output):
             result = AskResult(
@@ -431,12 +466,13 @@ class DocuBot:
             )
         elif verdict is not None and not verdict.ok:
             result = self._fallback(
-                question, retrieval, model, system, usage, timings, verdict.problem, status
+                question, searched, retrieval, model, system, usage, timings, verdict.problem, status
             )
             if on_text:
                 on_text(f"\n\n{result.answer.resposta}")
         else:
             assert verdict is not None
+            output, verdict = _anchored(output, verdict, question, checks, status, on_text)
             result = self._answered(output, verdict, fragments, model.name, usage, timings, error)
         result.checks = checks + result.checks
         result.request = sent
@@ -500,6 +536,7 @@ class DocuBot:
     def _fallback(
         self,
         question: str,
+        searched: str,
         retrieval: RetrievalResult,
         model: ChatModel,
         system: str,
@@ -510,12 +547,13 @@ class DocuBot:
         translate: bool = True,
     ) -> AskResult:
         """The extractive answer, said to be one, with low confidence, when the model cannot give
-        a valid, verified one; with `translate`, in the question's language when it was asked in
-        another one than the docs' and the model's translation passes the claim checks."""
+        a valid, verified one (passages scored against `searched`, the question retrieval used);
+        with `translate`, in the question's language when it was asked in another one than the
+        docs' and the model's translation passes the claim checks."""
         status(f"the model failed ({error}); answering from the fragments instead")
         hits = list(retrieval.hits)
         similarity = self._similarity(retrieval)
-        quoted = extract(question, hits, similarity)
+        quoted = extract(searched, hits, similarity)
         translation, check = (
             self._translated_extract(quoted, question, hits, model, system, usage, status)
             if translate
@@ -659,7 +697,16 @@ class DocuBot:
             )
         return fragments, past
 
-    def _log(self, question: str, filters: dict[str, Any], result: AskResult, context: TurnContext) -> None:
+    def _log(
+        self,
+        question: str,
+        filters: dict[str, Any],
+        result: AskResult,
+        context: TurnContext,
+        searched: str | None = None,
+    ) -> None:
+        """Record the call; `searched` is the question retrieval used when it was not `question`
+        (a conversation's standalone rewrite, a translation)."""
         result.call_id = self.call_log.record(
             CallRecord(
                 question=question,
@@ -676,7 +723,7 @@ class DocuBot:
                 total_ms=result.timings_ms.get("total", 0.0),
                 grounded=result.grounded,
                 error=result.error,
-                retrieval_question=context.retrieval_question,
+                retrieval_question=context.retrieval_question if searched in (None, question) else searched,
                 user=context.user,
                 session_id=context.session_id,
                 cache=result.cache,
@@ -712,6 +759,29 @@ def _model_refused(output: ModelOutput) -> bool:
     """The model's own "not in the docs": the fixed phrase, or nothing cited with low confidence."""
     cited = output.fonts if output.evidencia is None else output.evidencia
     return is_refusal_text(output.resposta) or (not cited and output.confianca == "baixa")
+
+
+def _anchored(
+    output: ModelOutput,
+    verdict: Verdict,
+    question: str,
+    checks: list[dict[str, Any]],
+    status: Status,
+    on_text: Callable[[str], None] | None,
+) -> tuple[ModelOutput, Verdict]:
+    """A verified answer whose sentences stray from the fragments it quotes (the small model
+    quotes the right sentence, then answers from a neighbouring one) replaced by those quotes,
+    which were checked word for word; the answer as it is otherwise."""
+    if verdict.words_supported:
+        return output, verdict
+    quoted = answer_from_quotes(verdict.quotes, question)
+    if quoted is None:
+        return output, verdict
+    status("the answer strayed from its quotes; answering with the quotes")
+    checks.append({"check": "quotes_as_answer", "replaced": verdict.unsupported_sentences})
+    if on_text:
+        on_text(f"\n\n{quoted.resposta}")
+    return quoted, replace(verdict, words_supported=True, unsupported_sentences=[])
 
 
 def _accepted(verdict: Verdict, why: str, tried: Sequence[dict[str, Any]] = ()) -> Verdict:

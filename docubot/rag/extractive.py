@@ -82,7 +82,8 @@ def extractive_answer(
 
 def passages(hits: Sequence[Hit], question: str) -> list[Passage]:
     """The quotable units of `hits` (their heading line left out): sentences, list items without
-    their markers, and the table rows the question names; code and other rows are not quotable."""
+    their markers, and the table rows the question names or describes (`matching_rows`); code and
+    other rows are not quotable."""
     out: list[Passage] = []
     for rank, hit in enumerate(hits):
         body = hit.text.split("\n", 1)[-1]

@@ -4,13 +4,16 @@ The retrieved fragments are cut down before they are shown:
 
 1. **Dominance**: when the first fragment's best cosine beats every other fragment's by
    `DOMINANCE_GAP`, only that fragment is shown (measured on the tune questions: the gold page
-   was the first fragment every time the gap was that wide).
+   was the first fragment every time the gap was that wide), unless the message asks several
+   questions ("…? i …?").
 2. **Sentence pruning**: a long fragment keeps only the units (sentences, whole lists, code
    blocks) closest to the question: the cosine of each unit to the question (multilingual, so a
    Spanish or English question prunes Catalan docs too) plus a bonus for the question's content
    stems it holds, rarer stems weighing more. Tables are kept whole with their header, and a row
    whose label the question names ("Business") is also spelled out cell by cell under it. Units
-   repeated by chunk overlap are dropped. The heading path stays in the fragment's header.
+   repeated by chunk overlap are dropped. The heading path stays in the fragment's header. The
+   best-scoring sentence moves to the front of its fragment (the small model quotes first
+   sentences far more often than the others).
 3. **Token cap**: the least relevant fragments go until the documentation fits `max_tokens`.
 
 What the model is shown is what its quotes are verified against; each pruned fragment keeps its
@@ -25,8 +28,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from docubot.rag.numbers import numbers
 from docubot.rag.prompt import Fragment, documentation_block
-from docubot.text import content_stems, fold, sentences
+from docubot.text import content_stems, fold, question_parts, sentences
 
 Similarity = Callable[[Sequence[str]], Sequence[float]]
 """Each text's similarity to the question (the embedder's cosine)."""
@@ -78,7 +82,7 @@ def focus(
 ) -> Focused:
     """The fragments (best first) cut down to what answers `question`."""
     before = count_tokens(documentation_block(fragments))
-    dominant = dominates(fragments)
+    dominant = dominates(fragments) and len(question_parts(question)) == 1  # each part its fragment
     chosen = list(fragments[:1]) if dominant else list(fragments)
     pruned = [prune(f, question, similarity) for f in chosen]
     capped = cap(pruned, count_tokens, max_tokens)
@@ -104,26 +108,41 @@ def dominates(fragments: Sequence[Fragment]) -> bool:
 
 def prune(fragment: Fragment, question: str, similarity: Similarity) -> Fragment:
     """The fragment with its tables and the units closest to the question (a short one whole),
-    without repeated units."""
+    without repeated units, its best sentence first."""
     whole = units(fragment.text)
     parts = deduplicated(whole)
+    candidates = [u for u in parts if u.kind != "table"]
+    scores = unit_scores(candidates, question, similarity) if len(candidates) > 1 else [0.0] * len(candidates)
     if len(fragment.text.split()) >= MIN_PRUNE_WORDS:
-        parts = _closest(parts, question, similarity)
-    if len(parts) == len(whole) and not any(u.kind == "table" for u in parts):
+        parts = _closest(parts, candidates, scores)
+    parts = _best_sentence_first(parts, candidates, scores)
+    if parts == whole and not any(u.kind == "table" for u in parts):
         return fragment
     return replace(fragment, text=_joined(parts, question))
 
 
-def _closest(parts: list[Unit], question: str, similarity: Similarity) -> list[Unit]:
+def _closest(parts: list[Unit], candidates: list[Unit], scores: Sequence[float]) -> list[Unit]:
     """The tables, and up to MAX_UNITS other units scoring within KEEP_WITHIN of the best."""
-    candidates = [u for u in parts if u.kind != "table"]
     if not candidates:
         return parts
-    scores = unit_scores(candidates, question, similarity)
     best = max(scores)
     ranked = sorted(zip(scores, range(len(candidates)), strict=True), reverse=True)
     keep = {id(candidates[i]) for s, i in ranked[:MAX_UNITS] if s >= best - KEEP_WITHIN}
     return [u for u in parts if u.kind == "table" or id(u) in keep]
+
+
+def _best_sentence_first(parts: list[Unit], candidates: list[Unit], scores: Sequence[float]) -> list[Unit]:
+    """`parts` with the best-scoring sentence moved to the front when the fragment starts with
+    another sentence: the small model quotes a fragment's first sentence far more often than any
+    other (answers.jsonl a047: "90 dies" from the first sentence, the 7-day warning was the
+    second). Lists, tables and code keep their place."""
+    kept = [(s, u) for s, u in zip(scores, candidates, strict=True) if any(u is p for p in parts)]
+    if not kept or parts[0].kind != "prose":
+        return parts
+    best = max(kept, key=lambda pair: pair[0])[1]
+    if best.kind != "prose" or best is parts[0]:
+        return parts
+    return [best, *(u for u in parts if u is not best)]
 
 
 def cap(fragments: list[Fragment], count_tokens: TokenCounter, max_tokens: int) -> list[Fragment]:
@@ -162,21 +181,43 @@ def units(text: str) -> list[Unit]:
     return out
 
 
+ROW_STEMS = 2
+"""A row no label of which the question names is spelled out when it shares this many stems."""
+
+
 def matching_rows(table: str, question: str) -> list[str]:
-    """The rows of `table` whose label (first cell) the question names, spelled out cell by cell
-    with their column names: "Starter — Preu (per usuari i mes): 6 €; Usuaris: Fins a 10; …"."""
+    """The rows of `table` whose label (first cell) the question names, else the one row that
+    shares the most of the question's stems (at least ROW_STEMS, and more than any other row:
+    "m'han revocat el token" → the `token_revoked` row), spelled out cell by cell with their column
+    names: "Starter — Preu (per usuari i mes): 6 €; Usuaris: Fins a 10; …"."""
     rows = [_cells(line) for line in table.split("\n") if line.strip() and not _is_separator(line)]
     if len(rows) < 2:
         return []
     header, body = rows[0], rows[1:]
     asked = fold(question)
-    out = []
-    for row in body:
-        label = fold(row[0]).strip()
-        if label and re.search(rf"\b{re.escape(label)}\b", asked):
-            cells = [f"{name}: {value}" for name, value in zip(header[1:], row[1:], strict=False)]
-            out.append(f"{row[0]} — " + "; ".join(cells) + ".")
-    return out
+    named = [
+        row
+        for row in body
+        if (label := fold(row[0]).strip()) and re.search(rf"\b{re.escape(label)}\b", asked)
+    ]
+    return [_spelled_out(header, row) for row in named or _closest_row(body, question)]
+
+
+def _closest_row(body: Sequence[list[str]], question: str) -> list[list[str]]:
+    """The row sharing the most question stems, when it shares ROW_STEMS or more and no other
+    row shares as many (empty otherwise)."""
+    wanted = content_stems(question)
+    shared = sorted(
+        ((len(content_stems(" ".join(row)) & wanted), i) for i, row in enumerate(body)), reverse=True
+    )
+    if not shared or shared[0][0] < ROW_STEMS or (len(shared) > 1 and shared[1][0] == shared[0][0]):
+        return []
+    return [body[shared[0][1]]]
+
+
+def _spelled_out(header: Sequence[str], row: Sequence[str]) -> str:
+    cells = [f"{name}: {value}" for name, value in zip(header[1:], row[1:], strict=False)]
+    return f"{row[0]} — " + "; ".join(cells).rstrip(".") + "."
 
 
 def unit_scores(candidates: Sequence[Unit], question: str, similarity: Similarity) -> list[float]:
@@ -190,7 +231,7 @@ def unit_scores(candidates: Sequence[Unit], question: str, similarity: Similarit
     return [
         float(c)
         + STEM_BONUS * sum(1 / spread[s] for s in held)
-        + (quantity if re.search(r"\d", u.text) else 0.0)
+        + (quantity if numbers(u.text) else 0.0)  # digits or words: "Set dies abans…"
         for c, held, u in zip(cosines, stems, candidates, strict=True)
     ]
 

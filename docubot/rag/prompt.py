@@ -7,9 +7,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from docubot.store import Hit
-from docubot.text import DEFAULT_LANGUAGE, corpus_languages, detect_language
+from docubot.text import DEFAULT_LANGUAGE, corpus_languages, detect_language, question_parts
 
-PROMPT_VERSION = "2026-12-01.2"
+PROMPT_VERSION = "2026-12-02.1"
 MAX_QUOTES = 3
 REFUSAL_TEXT = "No trobo aquesta informació a la documentació disponible."
 CONFIDENCE_LEVELS = ("alta", "mitjana", "baixa")
@@ -100,6 +100,14 @@ ANSWER_LANGUAGE = {
 }
 
 
+PARTS_NOTE = {
+    "ca": "La pregunta té {n} parts: respon-les totes.",
+    "es": "La pregunta tiene {n} partes: respóndelas todas.",
+    "en": "The question has {n} parts: answer all of them.",
+}
+"""Said when one message asks several questions: the small model answered one of two."""
+
+
 def answer_language(question: str, fragments: Sequence[Fragment]) -> str:
     """The language the answer is asked in: the question's, or the documentation's when the
     question does not tell ("2FA?")."""
@@ -110,7 +118,11 @@ def answer_language(question: str, fragments: Sequence[Fragment]) -> str:
 def user_message(question: str, fragments: Sequence[Fragment], standalone: str | None = None) -> str:
     """Documentation, then the user's own words (asked in `answer_language`); a follow-up also
     gets its standalone reading."""
-    instruction = ANSWER_LANGUAGE[answer_language(question, fragments)]
+    language = answer_language(question, fragments)
+    instruction = ANSWER_LANGUAGE[language]
+    parts = len(question_parts(question))
+    if parts > 1:
+        instruction = f"{instruction} {PARTS_NOTE[language].format(n=parts)}"
     reading = (
         f"\n(Segons la conversa, vol dir: {standalone})" if standalone and standalone != question else ""
     )

@@ -18,6 +18,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -153,7 +154,7 @@ def quoted_denial(output: ModelOutput, fragments: Sequence[Fragment]) -> list[Ve
     disponible", "no es pot"): the small model mistakes "the docs say it is not possible" for "the
     docs do not say". Empty when nothing verified denies anything."""
     quotes = verify_quotes(output.evidencia or [], fragments)
-    if any(set(fold(q.text).split()) & POLARITY_NEGATIONS for q in quotes):
+    if any(set(re.findall(r"\w+", fold(q.text))) & POLARITY_NEGATIONS for q in quotes):  # "**no"
         return quotes
     return []
 

@@ -12,7 +12,7 @@ from docubot.text.language import (
     language_probabilities,
 )
 from docubot.text.normalize import fold
-from docubot.text.sentences import sentences
+from docubot.text.sentences import question_parts, sentences
 from docubot.text.stopwords import stopwords
 from docubot.text.tokens import TOKENS_VERSION, content_stems, query_tokens, tokenize
 
@@ -27,6 +27,7 @@ __all__ = [
     "guess_language",
     "language_probabilities",
     "query_tokens",
+    "question_parts",
     "sentences",
     "stopwords",
     "tokenize",

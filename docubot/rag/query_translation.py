@@ -1,0 +1,117 @@
+"""A question asked in another language than the docs', translated into theirs for retrieval.
+
+Multilingual e5 ranks an English question about Catalan docs far worse than the same question in
+Catalan, and BM25 finds nothing across languages: on the sample docs' English questions the gold
+section fell from 1st to 14th ("Apple Calendar") and to 19th ("account lockout"). One short call to
+the chat model (the same system prompt, so llama.cpp's prefix cache keeps it) translates the
+question; retrieval, the refusal decision and the focus step then read the translation, while the
+answer is still written in the question's language. A translation that is empty, too long, in the
+wrong language, not a question, or that adds or loses a number, name or identifier is not used.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from docubot.llm import ChatModel, ChatRequest, Message, ProviderError, complete
+from docubot.rag.claims import check_claims
+from docubot.rag.contract import ContractError, json_object
+from docubot.rag.refusal import question_terms
+from docubot.rag.translate import LANGUAGE_NAMES
+from docubot.text import fold, guess_language
+
+MAX_TOKENS = 96
+"""Room for a translated question (questions are at most a few sentences)."""
+MAX_GROWTH = 3
+"""A translation more than this many times longer than the question is not one."""
+
+
+@dataclass(frozen=True)
+class QueryTranslation:
+    """The question in the docs' language (None when it was not translated) and the log entry."""
+
+    text: str | None
+    check: dict[str, Any]
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+
+def translate_query(
+    question: str, source: str, target: str, model: ChatModel, system: str, temperature: float
+) -> QueryTranslation:
+    """`question` (written in `source`) translated into `target` by `model`, checked."""
+    check: dict[str, Any] = {"check": "query_translation", "from": source, "to": target}
+    try:
+        completion = complete(model, translation_request(question, source, target, system, temperature))
+        text = _parsed(completion.text)
+    except (ProviderError, ContractError) as exc:
+        return QueryTranslation(None, {**check, "ok": False, "why": str(exc)})
+    used = (completion.usage.input_tokens, completion.usage.output_tokens)
+    problem = _problem(question, text, target)
+    if problem is not None:
+        return QueryTranslation(None, {**check, "ok": False, "why": problem, "text": text}, *used)
+    return QueryTranslation(text, {**check, "ok": True, "text": text}, *used)
+
+
+def translation_request(
+    question: str, source: str, target: str, system: str, temperature: float
+) -> ChatRequest:
+    """The request for the translation: the answering system prompt (so the prefix cache keeps
+    it), an English instruction with two examples, and a reply `{"pregunta": "…"}`. With the
+    answers' translation request ("Translate this text…", a `resposta` field) the local model
+    answered the question instead, inventing prices and menus, in 12 of 18 questions."""
+    prompt = (
+        f"Translate the {LANGUAGE_NAMES[source]} question below into {LANGUAGE_NAMES[target]}. Do not "
+        f"answer it and add nothing: write the same question in {LANGUAGE_NAMES[target]}, keeping names, "
+        "numbers and technical terms as they are.\n"
+        f"Example: «{EXAMPLES['en']}» → «{EXAMPLES[target]}»\n"
+        f"Example: «{EXAMPLES['es']}» → «{EXAMPLES[target]}»\n\n"
+        f"Question: {question}"
+    )
+    schema = {"type": "object", "properties": {"pregunta": {"type": "string"}}, "required": ["pregunta"]}
+    return ChatRequest(system, (Message("user", prompt),), schema, MAX_TOKENS, temperature)
+
+
+EXAMPLES = {
+    "ca": "Com elimino un projecte?",
+    "es": "¿Cómo elimino un proyecto?",
+    "en": "How do I delete a project?",
+}
+"""One question in each language, for the instruction's examples."""
+
+
+def _parsed(reply: str) -> str:
+    """The translated question of the reply; ContractError when there is none."""
+    candidate = json_object(reply)
+    try:
+        data = json.loads(candidate) if candidate is not None else None
+    except json.JSONDecodeError as exc:
+        raise ContractError(f"invalid JSON in the translation: {exc.msg}") from exc
+    text = data.get("pregunta") if isinstance(data, dict) else None
+    if not isinstance(text, str) or not text.strip():
+        raise ContractError("the translation has no `pregunta`")
+    return text.strip()
+
+
+def _problem(question: str, text: str, target: str) -> str | None:
+    """Why `text` cannot stand for `question` in retrieval (None: it can)."""
+    if len(text) > MAX_GROWTH * len(question) + 40:
+        return "longer than a translation of the question"
+    if question.rstrip().endswith(("?", "？")) and not text.rstrip().endswith("?"):
+        return "not a question"  # an answer (or a refusal) instead of the translation
+    written = guess_language(text)
+    if written is not None and written != target:
+        return f"written in {written}"
+    asked, translated = fold(question), fold(text)
+    lost = [term for term in question_terms(question).salient if term not in translated]
+    if lost:
+        return f"lost {', '.join(lost)}"  # a name the refusal decision and BM25 must still see
+    added = [term for term in question_terms(text).salient if term not in asked]
+    if added:
+        return f"added {', '.join(added)}"
+    claims = check_claims(text, [question], question, [question])
+    if not claims.supported:
+        return claims.problem()
+    return None

@@ -1,0 +1,119 @@
+"""A question in another language than the docs is translated into theirs for retrieval.
+
+The scripted model drives the control flow; that the real model's translations bring the right
+section up is tested in test_answer_local.py and measured in the README.
+"""
+
+import json
+
+import pytest
+
+from docubot.llm import ProviderError
+from docubot.rag.answer import DocuBot
+from tests.fakes import ScriptedModel
+
+LOCKOUT_URL = "wiki/administracio/seguretat-i-acces"
+LOCKOUT_SECTION = "Seguretat i accés > Bloqueig del compte"
+QUESTION = "How long does an account lockout last?"
+CATALAN = "Quant dura el bloqueig del compte?"
+
+
+def translation(text: str) -> str:
+    return json.dumps({"pregunta": text})
+
+
+def answer_from_last_fragment(request) -> str:
+    """An evidence-first reply quoting the first prose line of the most relevant fragment."""
+    block = request.messages[-1].content.split("<documentacio>\n", 1)[1].split("\n</documentacio>")[0]
+    body = block.split("\n---\n")[-1].split("\n", 1)[1]
+    quote = next(line for line in body.splitlines() if line.strip() and line[0].isalpha())
+    return json.dumps(
+        {
+            "evidencia": [{"fragment": block.count("[Fragment "), "cita": quote}],
+            "resposta": quote,
+            "confianca": "alta",
+        }
+    )
+
+
+@pytest.fixture
+def bot(sample_settings, embedder):
+    def make(model: ScriptedModel, **overrides) -> DocuBot:
+        return DocuBot(sample_settings.with_overrides(**overrides), embedder=embedder, chat_model=model)
+
+    return make
+
+
+def sections(result) -> list[str]:
+    return [h.metadata["section_path"] for h in result.retrieval.hits]
+
+
+def test_an_english_question_is_searched_in_catalan(bot) -> None:
+    model = ScriptedModel([translation(CATALAN), answer_from_last_fragment])
+    docubot = bot(model)
+    result = docubot.ask(QUESTION)
+    asked = model.requests[0].messages[0].content
+    assert asked.startswith("Translate the English question below into Catalan. Do not answer it")
+    assert asked.endswith(f"Question: {QUESTION}")
+    assert result.checks[0] == {
+        "check": "query_translation",
+        "from": "en",
+        "to": "ca",
+        "ok": True,
+        "text": CATALAN,
+        "ms": result.checks[0]["ms"],
+    }
+    assert sections(result)[0] == LOCKOUT_SECTION
+    assert "Pregunta: How long does an account lockout last?" in model.requests[1].messages[-1].content
+    logged = next(c for c in docubot.call_log.last(5) if c.id == result.call_id)
+    assert logged.retrieval_question == CATALAN and logged.question == QUESTION
+    assert result.usage.input_tokens > 0 and "query_translation" in result.timings_ms
+
+
+def test_without_translation_the_english_question_misses_the_section(bot) -> None:
+    """What the translation is for: searched as asked, the lockout section is not in the top 4."""
+    model = ScriptedModel([answer_from_last_fragment])
+    result = bot(model, translate_queries=False).ask(QUESTION)
+    assert all(c["check"] != "query_translation" for c in result.checks)
+    assert LOCKOUT_SECTION not in sections(result)  # and it is refused: nothing scores well enough
+
+
+@pytest.mark.parametrize(
+    ("reply", "why"),
+    [
+        (translation("Quant dura el bloqueig del compte a Okta?"), "added okta"),
+        (translation("How long does an account lockout last?"), "written in en"),  # not translated
+        (translation("Quant " * 80), "longer than"),
+        (translation("El bloqueig dura 15 minuts."), "not a question"),  # answered, not translated
+        ("not json at all", "translation"),
+    ],
+    ids=["added-name", "untranslated", "runaway", "answered", "broken"],
+)
+def test_a_bad_translation_is_not_used(bot, reply, why) -> None:
+    model = ScriptedModel([reply, answer_from_last_fragment])
+    docubot = bot(model)
+    result = docubot.ask(QUESTION)
+    check = result.checks[0]
+    assert check["check"] == "query_translation" and check["ok"] is False and why in check["why"]
+    as_asked = docubot.retriever.search(QUESTION).hits
+    assert [h.id for h in result.retrieval.hits] == [h.id for h in as_asked]
+
+
+def test_a_translation_that_drops_a_name_is_not_used(bot) -> None:
+    model = ScriptedModel([translation("Es pot connectar Nubelia?"), answer_from_last_fragment])
+    result = bot(model).ask("Can I connect Nubelia to Zapier?")
+    assert result.checks[0]["ok"] is False and result.checks[0]["why"] == "lost zapier"
+
+
+def test_a_provider_failure_while_translating_still_answers(bot) -> None:
+    model = ScriptedModel([ProviderError("bad request"), answer_from_last_fragment])
+    result = bot(model).ask("Can I export a report as a PDF?")
+    assert result.checks[0]["ok"] is False and "bad request" in result.checks[0]["why"]
+    assert result.outcome == "answered"
+
+
+def test_a_question_in_the_docs_language_is_not_translated(bot) -> None:
+    model = ScriptedModel([answer_from_last_fragment])
+    result = bot(model).ask("Quant dura el bloqueig si m'equivoco massa cops de contrasenya?")
+    assert model.calls == 1
+    assert all(c["check"] != "query_translation" for c in result.checks)
