@@ -493,3 +493,32 @@ def test_an_answer_grounded_in_its_quotes_stands(bot) -> None:
     result = bot(model).ask(LINK_QUESTION)
     assert result.answer.resposta == answer
     assert all(c["check"] != "quotes_as_answer" for c in result.checks)
+
+
+TWO_FACTOR = "com activo lo de la doble verificació al meu compte?"
+TWO_FACTOR_STEPS = (
+    "Ves a *Configuració > Seguretat*.",
+    "A l'apartat **Verificació en dos passos**, fes clic a **Activa**.",
+    "Escaneja el codi QR amb l'aplicació d'autenticació.",
+)
+
+
+def test_an_answer_leaving_out_what_its_quotes_hold_is_completed_from_them(bot) -> None:
+    """answers.jsonl a030, with the real model: it quoted the three steps and answered with the
+    first; the quotes holding what the answer left out (a number, the QR code) follow it."""
+    model = ScriptedModel([quoted(TWO_FACTOR_STEPS[0], quotes=[(0, step) for step in TWO_FACTOR_STEPS])])
+    streamed: list[str] = []
+    result = bot(model).ask(TWO_FACTOR, on_text=streamed.append)
+    assert result.outcome == "answered", result.checks
+    assert result.answer.resposta == " ".join(TWO_FACTOR_STEPS)  # "dos passos", the QR code
+    assert "".join(streamed) == result.answer.resposta
+    assert {"check": "completed_from_quotes", "added": 2} in result.checks
+
+
+def test_quotes_in_another_language_than_the_answer_are_not_appended(bot) -> None:
+    english = "How do I turn on two-step verification?"
+    answer = "Go to *Configuració > Seguretat*."
+    model = ScriptedModel([quoted(answer, quotes=[(0, step) for step in TWO_FACTOR_STEPS])])
+    result = bot(model).ask(english)
+    assert result.answer.resposta == answer
+    assert all(c["check"] != "completed_from_quotes" for c in result.checks)

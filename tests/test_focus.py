@@ -146,22 +146,3 @@ def test_a_row_the_question_describes_is_spelled_out(question, row) -> None:
 def test_no_row_is_spelled_out_when_none_stands_out() -> None:
     assert matching_rows(ERRORS_TABLE, "Quins errors d'autenticació hi ha?") == []
     assert matching_rows(ERRORS_TABLE, "Què passa amb el token?") == []  # every row says token
-
-
-def test_the_sentence_that_answers_leads_its_fragment(retrieve) -> None:
-    """answers.jsonl a047: shown the section in document order, the model quoted its first sentence
-    ("vàlids durant 90 dies") and answered "90 dies"; the 7-day warning was the second sentence."""
-    question = "Quants dies abans m'avisen que un token caducarà?"
-    fragments, similarity = retrieve(question)
-    [expiry] = [f for f in fragments if f.section == "Autenticació de l'API > Caducitat dels tokens"]
-    assert not expiry.text.startswith("Set dies abans")
-    shown = prune(expiry, question, similarity)
-    assert shown.text.startswith("Set dies abans de la caducitat, el creador del token rep un correu")
-    assert "vàlids durant **90 dies**" in shown.text  # moved, not dropped
-
-
-def test_lists_and_tables_keep_their_place() -> None:
-    text = "- pas u;\n- pas dos.\n\nDesprés, desa."
-    scores = {"- pas u;\n- pas dos.": 0.1, "Després, desa.": 0.9}
-    shown = prune(fragment(0.9, text), "com?", lambda texts: [scores[t] for t in texts])
-    assert shown.text == text

@@ -82,12 +82,13 @@ def test_without_translation_the_english_question_misses_the_section(bot) -> Non
     ("reply", "why"),
     [
         (translation("Quant dura el bloqueig del compte a Okta?"), "added okta"),
+        (translation("Quant dura el bloqueig de 30 minuts del compte?"), "numbers changed: 30"),
         (translation("How long does an account lockout last?"), "written in en"),  # not translated
         (translation("Quant " * 80), "longer than"),
         (translation("El bloqueig dura 15 minuts."), "not a question"),  # answered, not translated
         ("not json at all", "translation"),
     ],
-    ids=["added-name", "untranslated", "runaway", "answered", "broken"],
+    ids=["added-name", "added-number", "untranslated", "runaway", "answered", "broken"],
 )
 def test_a_bad_translation_is_not_used(bot, reply, why) -> None:
     model = ScriptedModel([reply, answer_from_last_fragment])

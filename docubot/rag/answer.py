@@ -30,7 +30,7 @@ from docubot.llm import (
     complete,
 )
 from docubot.rag.category import page_category
-from docubot.rag.claims import check_claims
+from docubot.rag.claims import check_claims, left_out
 from docubot.rag.contract import (
     Answer,
     ContractError,
@@ -773,7 +773,7 @@ def _anchored(
     quotes the right sentence, then answers from a neighbouring one) replaced by those quotes,
     which were checked word for word; the answer as it is otherwise."""
     if verdict.words_supported:
-        return output, verdict
+        return _completed(output, verdict, question, checks, on_text), verdict
     quoted = answer_from_quotes(verdict.quotes, question)
     if quoted is None:
         return output, verdict
@@ -782,6 +782,28 @@ def _anchored(
     if on_text:
         on_text(f"\n\n{quoted.resposta}")
     return quoted, replace(verdict, words_supported=True, unsupported_sentences=[])
+
+
+def _completed(
+    output: ModelOutput,
+    verdict: Verdict,
+    question: str,
+    checks: list[dict[str, Any]],
+    on_text: Callable[[str], None] | None,
+) -> ModelOutput:
+    """The answer followed by those of its verified quotes that hold a number, menu path,
+    identifier or plan name it left out (the small model quoted the three steps of a procedure and
+    answered with the first); only when the quotes are in the answer's language."""
+    if answer_from_quotes(verdict.quotes, question) is None:
+        return output
+    missing = [q.text for q in verdict.quotes if left_out(q.text, output.resposta, question)]
+    if not missing:
+        return output
+    added = " ".join(missing)
+    checks.append({"check": "completed_from_quotes", "added": len(missing)})
+    if on_text:
+        on_text(f" {added}")
+    return output.model_copy(update={"resposta": f"{output.resposta.rstrip()} {added}"})
 
 
 def _accepted(verdict: Verdict, why: str, tried: Sequence[dict[str, Any]] = ()) -> Verdict:

@@ -93,6 +93,19 @@ def check_claims(
     return report
 
 
+def left_out(quote: str, answer: str, question: str) -> list[Claim]:
+    """The numbers, menu-path steps, identifiers and plan names of `quote` that `answer` does not
+    state (the claim check turned around: the answer as the evidence)."""
+    folded_answer, folded_question = _plain(fold(answer)), _plain(fold(question))
+    checks = (
+        _numbers(quote, answer, question),
+        _paths(_plain(fold(quote)), folded_answer),
+        _identifiers(quote, folded_answer, folded_question),
+        _plans(quote, f"{folded_answer} {folded_question}"),
+    )
+    return [claim for _, unsupported in checks for claim in unsupported]
+
+
 def _numbers(answer: str, evidence: str, question: str) -> tuple[int, list[Claim]]:
     claimed = numbers(answer)
     allowed = numbers(evidence) | numbers(question)

@@ -11,9 +11,7 @@ The retrieved fragments are cut down before they are shown:
    Spanish or English question prunes Catalan docs too) plus a bonus for the question's content
    stems it holds, rarer stems weighing more. Tables are kept whole with their header, and a row
    whose label the question names ("Business") is also spelled out cell by cell under it. Units
-   repeated by chunk overlap are dropped. The heading path stays in the fragment's header. The
-   best-scoring sentence moves to the front of its fragment (the small model quotes first
-   sentences far more often than the others).
+   repeated by chunk overlap are dropped. The heading path stays in the fragment's header.
 3. **Token cap**: the least relevant fragments go until the documentation fits `max_tokens`.
 
 What the model is shown is what its quotes are verified against; each pruned fragment keeps its
@@ -108,41 +106,26 @@ def dominates(fragments: Sequence[Fragment]) -> bool:
 
 def prune(fragment: Fragment, question: str, similarity: Similarity) -> Fragment:
     """The fragment with its tables and the units closest to the question (a short one whole),
-    without repeated units, its best sentence first."""
+    without repeated units."""
     whole = units(fragment.text)
     parts = deduplicated(whole)
-    candidates = [u for u in parts if u.kind != "table"]
-    scores = unit_scores(candidates, question, similarity) if len(candidates) > 1 else [0.0] * len(candidates)
     if len(fragment.text.split()) >= MIN_PRUNE_WORDS:
-        parts = _closest(parts, candidates, scores)
-    parts = _best_sentence_first(parts, candidates, scores)
-    if parts == whole and not any(u.kind == "table" for u in parts):
+        parts = _closest(parts, question, similarity)
+    if len(parts) == len(whole) and not any(u.kind == "table" for u in parts):
         return fragment
     return replace(fragment, text=_joined(parts, question))
 
 
-def _closest(parts: list[Unit], candidates: list[Unit], scores: Sequence[float]) -> list[Unit]:
+def _closest(parts: list[Unit], question: str, similarity: Similarity) -> list[Unit]:
     """The tables, and up to MAX_UNITS other units scoring within KEEP_WITHIN of the best."""
+    candidates = [u for u in parts if u.kind != "table"]
     if not candidates:
         return parts
+    scores = unit_scores(candidates, question, similarity)
     best = max(scores)
     ranked = sorted(zip(scores, range(len(candidates)), strict=True), reverse=True)
     keep = {id(candidates[i]) for s, i in ranked[:MAX_UNITS] if s >= best - KEEP_WITHIN}
     return [u for u in parts if u.kind == "table" or id(u) in keep]
-
-
-def _best_sentence_first(parts: list[Unit], candidates: list[Unit], scores: Sequence[float]) -> list[Unit]:
-    """`parts` with the best-scoring sentence moved to the front when the fragment starts with
-    another sentence: the small model quotes a fragment's first sentence far more often than any
-    other (answers.jsonl a047: "90 dies" from the first sentence, the 7-day warning was the
-    second). Lists, tables and code keep their place."""
-    kept = [(s, u) for s, u in zip(scores, candidates, strict=True) if any(u is p for p in parts)]
-    if not kept or parts[0].kind != "prose":
-        return parts
-    best = max(kept, key=lambda pair: pair[0])[1]
-    if best.kind != "prose" or best is parts[0]:
-        return parts
-    return [best, *(u for u in parts if u is not best)]
 
 
 def cap(fragments: list[Fragment], count_tokens: TokenCounter, max_tokens: int) -> list[Fragment]:

@@ -6,7 +6,7 @@ section fell from 1st to 14th ("Apple Calendar") and to 19th ("account lockout")
 the chat model (the same system prompt, so llama.cpp's prefix cache keeps it) translates the
 question; retrieval, the refusal decision and the focus step then read the translation, while the
 answer is still written in the question's language. A translation that is empty, too long, in the
-wrong language, not a question, or that adds or loses a number, name or identifier is not used.
+wrong language, not a question, that changes a number or that adds or loses a name is not used.
 """
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from docubot.llm import ChatModel, ChatRequest, Message, ProviderError, complete
-from docubot.rag.claims import check_claims
 from docubot.rag.contract import ContractError, json_object
+from docubot.rag.numbers import numbers
 from docubot.rag.refusal import question_terms
 from docubot.rag.translate import LANGUAGE_NAMES
 from docubot.text import fold, guess_language
@@ -111,7 +111,7 @@ def _problem(question: str, text: str, target: str) -> str | None:
     added = [term for term in question_terms(text).salient if term not in asked]
     if added:
         return f"added {', '.join(added)}"
-    claims = check_claims(text, [question], question, [question])
-    if not claims.supported:
-        return claims.problem()
+    changed = numbers(text) ^ numbers(question)
+    if changed:
+        return f"numbers changed: {', '.join(f'{n:g}' for n in sorted(changed))}"
     return None

@@ -161,8 +161,10 @@ def quoted_denial(output: ModelOutput, fragments: Sequence[Fragment]) -> list[Ve
 
 def answer_from_quotes(quotes: Sequence[VerifiedQuote], question: str) -> ModelOutput | None:
     """The verified quotes themselves as the answer, when they are in the question's language
-    (None otherwise: the model must be asked again to answer in it)."""
+    (None otherwise, or without quotes: the model must be asked again to answer in it)."""
     text = " ".join(q.text.replace("**", "").strip() for q in quotes)
+    if not text:
+        return None
     language = detect_language(text, fallback=DEFAULT_LANGUAGE)
     if detect_language(question, fallback=language) != language:
         return None
