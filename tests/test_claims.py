@@ -163,3 +163,25 @@ def test_a_quote_with_one_word_slipped_is_still_verified() -> None:
 )
 def test_category_comes_from_the_page(metadata: dict, category: str) -> None:
     assert page_category(metadata, CATEGORIES) == category
+
+
+STARTER_SENTENCE = (
+    "El pla **Starter** està pensat per a equips petits que comencen: inclou totes les vistes, les "
+    "integracions amb Slack i amb el calendari, i els informes bàsics, però **no permet exportar "
+    "projectes ni informes a CSV**."
+)
+
+
+def test_a_quote_that_slips_on_a_name_is_not_verified() -> None:
+    """Observed with the real model (holdout a002): it quoted the Starter sentence as "El pla Business
+    està pensat…", the one-word slip was tolerated, and its translation told an English user that
+    the Business plan cannot export to CSV."""
+    from docubot.rag.contract import Quote
+    from docubot.rag.evidence import verify_quotes
+    from docubot.rag.prompt import Fragment
+
+    shown = [Fragment("u", "Plans", STARTER_SENTENCE, ())]
+    swapped = STARTER_SENTENCE.replace("**Starter**", "Business")
+    small_slip = STARTER_SENTENCE.replace("amb Slack", "amb l'Slack")
+    assert verify_quotes([Quote(fragment=1, cita=swapped)], shown) == []
+    assert len(verify_quotes([Quote(fragment=1, cita=small_slip)], shown)) == 1

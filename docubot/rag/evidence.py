@@ -2,8 +2,9 @@
 
 A quote is verified when its words occur, in order, in a fragment: accents, case, markdown,
 punctuation and spacing are ignored, and a short slip (a word dropped or changed in a long quote)
-is tolerated. The fragment that really holds the quote is found by search: the number the model
-wrote is only a hint, so a quote with a wrong number still lands on the right source.
+is tolerated unless it touches a number or a capitalised name. The fragment that really holds the
+quote is found by search: the number the model wrote is only a hint, so a quote with a wrong
+number still lands on the right source.
 """
 
 from __future__ import annotations
@@ -40,16 +41,18 @@ def verify_quotes(quotes: Sequence[Quote], fragments: Sequence[Fragment]) -> lis
         wanted = _words(quote.cita)
         if len(wanted) < MIN_WORDS:
             continue
+        names = _names(quote.cita)
         order = sorted(range(len(fragments)), key=lambda i: i + 1 != quote.fragment)
-        found = next((i for i in order if _contains(words[i], wanted)), None)
+        found = next((i for i in order if _contains(words[i], wanted, names)), None)
         if found is not None and all(v.text != quote.cita for v in verified):
             verified.append(VerifiedQuote(found + 1, quote.cita, quote.fragment))
     return verified
 
 
-def _contains(haystack: list[str], needle: list[str]) -> bool:
+def _contains(haystack: list[str], needle: list[str], names: frozenset[str] = frozenset()) -> bool:
     """`needle` occurs in `haystack` word for word, or nearly (MATCH_SHARE of its words, in order,
-    within a window the size of the quote around its longest exact run)."""
+    within a window the size of the quote around its longest exact run) with none of its `names`
+    among the words that slipped: a quote that swaps "Starter" for "Business" proves nothing."""
     if f" {' '.join(needle)} " in f" {' '.join(haystack)} ":
         return True
     longest = SequenceMatcher(None, haystack, needle, autojunk=False).find_longest_match(
@@ -60,7 +63,21 @@ def _contains(haystack: list[str], needle: list[str]) -> bool:
     start = max(0, longest.a - longest.b)
     window = haystack[start : start + len(needle) + 2]
     blocks = SequenceMatcher(None, window, needle, autojunk=False).get_matching_blocks()
-    return sum(b.size for b in blocks) >= MATCH_SHARE * len(needle)
+    matched = {b.b + k for b in blocks for k in range(b.size)}
+    slipped = {word for i, word in enumerate(needle) if i not in matched}
+    return len(matched) >= MATCH_SHARE * len(needle) and not slipped & names
+
+
+def _names(quote: str) -> frozenset[str]:
+    """The folded words of `quote` that a slip must not touch: numbers and capitalised words after
+    the first (plan names, products, menus)."""
+    raw = re.findall(r"[\w·'’]+", quote)
+    return frozenset(
+        w
+        for i, r in enumerate(raw)
+        for w in _words(r)
+        if any(c.isdigit() for c in r) or (i and r[:1].isupper())
+    )
 
 
 def _words(text: str) -> list[str]:
