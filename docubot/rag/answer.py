@@ -6,6 +6,7 @@ always come from the retrieved chunks' metadata. Every call is recorded in the c
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -64,7 +65,7 @@ from docubot.rag.stream_json import FieldStreamer
 from docubot.rag.translate import parse_translation, translation_request
 from docubot.rag.verify import DENIAL_NOTE, Verdict, answer_from_quotes, quoted_denial, verify
 from docubot.store import Hit, VectorStore
-from docubot.text import detect_language, guess_language
+from docubot.text import detect_language, fold, guess_language
 
 Status = Callable[[str], None]
 
@@ -775,8 +776,8 @@ def _anchored(
     if verdict.words_supported:
         return _completed(output, verdict, question, checks, on_text), verdict
     quoted = answer_from_quotes(verdict.quotes, question)
-    if quoted is None:
-        return output, verdict
+    if quoted is None or _plain(quoted.resposta) in _plain(output.resposta):
+        return output, verdict  # an answer that states its quotes word for word keeps its own words
     status("the answer strayed from its quotes; answering with the quotes")
     checks.append({"check": "quotes_as_answer", "replaced": verdict.unsupported_sentences})
     if on_text:
@@ -804,6 +805,11 @@ def _completed(
     if on_text:
         on_text(f" {added}")
     return output.model_copy(update={"resposta": f"{output.resposta.rstrip()} {added}"})
+
+
+def _plain(text: str) -> str:
+    """Folded words only, for "does one text hold the other"."""
+    return " ".join(re.findall(r"\w+", fold(text)))
 
 
 def _accepted(verdict: Verdict, why: str, tried: Sequence[dict[str, Any]] = ()) -> Verdict:
