@@ -6,7 +6,6 @@ always come from the retrieved chunks' metadata. Every call is recorded in the c
 
 from __future__ import annotations
 
-import re
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -41,6 +40,7 @@ from docubot.rag.contract import (
     refusal,
     sources_for,
 )
+from docubot.rag.evidence import holds
 from docubot.rag.extractive import docs_language, extract, extractive_answer
 from docubot.rag.focus import focus
 from docubot.rag.keyword import KeywordSearch
@@ -65,7 +65,7 @@ from docubot.rag.stream_json import FieldStreamer
 from docubot.rag.translate import parse_translation, translation_request
 from docubot.rag.verify import DENIAL_NOTE, Verdict, answer_from_quotes, quoted_denial, verify
 from docubot.store import Hit, VectorStore
-from docubot.text import detect_language, fold, guess_language
+from docubot.text import detect_language, guess_language
 
 Status = Callable[[str], None]
 
@@ -272,9 +272,11 @@ class DocuBot:
     def _translated_query(self, question: str, model: ChatModel | None, status: Status) -> QueryTranslation:
         """`question` in the docs' language for retrieval, when it is asked in another one and a
         chat model can translate it (`text` None otherwise: search with the question itself)."""
+        if model is None or not self.settings.translate_queries:
+            return QueryTranslation(None, {})
         target = self.refusal.vocabulary.language(self.store)
         source = detect_language(question, fallback=target)
-        if model is None or source == target or not self.settings.translate_queries:
+        if source == target:
             return QueryTranslation(None, {})
         status(f"translating the question into {target} for the search…")
         started = time.perf_counter()
@@ -772,11 +774,14 @@ def _anchored(
 ) -> tuple[ModelOutput, Verdict]:
     """A verified answer whose sentences stray from the fragments it quotes (the small model
     quotes the right sentence, then answers from a neighbouring one) replaced by those quotes,
-    which were checked word for word; the answer as it is otherwise."""
+    which were checked word for word; else the answer, `_completed` from them. Only with quotes in
+    the question's language."""
+    quoted = answer_from_quotes(verdict.quotes, question)
+    if quoted is None:  # no quotes, or in another language than the question's
+        return output, verdict
     if verdict.words_supported:
         return _completed(output, verdict, question, checks, on_text), verdict
-    quoted = answer_from_quotes(verdict.quotes, question)
-    if quoted is None or _plain(quoted.resposta) in _plain(output.resposta):
+    if holds(output.resposta, quoted.resposta):
         return output, verdict  # an answer that states its quotes word for word keeps its own words
     status("the answer strayed from its quotes; answering with the quotes")
     checks.append({"check": "quotes_as_answer", "replaced": verdict.unsupported_sentences})
@@ -792,11 +797,9 @@ def _completed(
     checks: list[dict[str, Any]],
     on_text: Callable[[str], None] | None,
 ) -> ModelOutput:
-    """The answer followed by those of its verified quotes that hold a number, menu path,
-    identifier or plan name it left out (the small model quoted the three steps of a procedure and
-    answered with the first); only when the quotes are in the answer's language."""
-    if answer_from_quotes(verdict.quotes, question) is None:
-        return output
+    """The answer followed by those of its verified quotes (in the question's language) that hold
+    a number, menu path, identifier or plan name it left out (the small model quoted the three steps
+    of a procedure and answered with the first)."""
     missing = [q.text for q in verdict.quotes if left_out(q.text, output.resposta, question)]
     if not missing:
         return output
@@ -805,11 +808,6 @@ def _completed(
     if on_text:
         on_text(f" {added}")
     return output.model_copy(update={"resposta": f"{output.resposta.rstrip()} {added}"})
-
-
-def _plain(text: str) -> str:
-    """Folded words only, for "does one text hold the other"."""
-    return " ".join(re.findall(r"\w+", fold(text)))
 
 
 def _accepted(verdict: Verdict, why: str, tried: Sequence[dict[str, Any]] = ()) -> Verdict:

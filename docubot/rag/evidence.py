@@ -49,6 +49,11 @@ def verify_quotes(quotes: Sequence[Quote], fragments: Sequence[Fragment]) -> lis
     return verified
 
 
+def holds(text: str, quote: str) -> bool:
+    """`quote`'s words occur in `text` word for word (markdown, case and accents ignored)."""
+    return f" {' '.join(_words(quote))} " in f" {' '.join(_words(text))} "
+
+
 def _contains(haystack: list[str], needle: list[str], names: frozenset[str] = frozenset()) -> bool:
     """`needle` occurs in `haystack` word for word, or nearly (MATCH_SHARE of its words, in order,
     within a window the size of the quote around its longest exact run) with none of its `names`

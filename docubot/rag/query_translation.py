@@ -11,19 +11,20 @@ wrong language, not a question, that changes a number or that adds or loses a na
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from typing import Any
 
 from docubot.llm import ChatModel, ChatRequest, Message, ProviderError, complete
-from docubot.rag.contract import ContractError, json_object
+from docubot.rag.contract import ContractError
 from docubot.rag.numbers import numbers
 from docubot.rag.refusal import question_terms
-from docubot.rag.translate import LANGUAGE_NAMES
+from docubot.rag.translate import LANGUAGE_NAMES, parse_translation, translation_schema
 from docubot.text import fold, guess_language
 
 MAX_TOKENS = 96
 """Room for a translated question (questions are at most a few sentences)."""
+FIELD = "pregunta"
+"""The reply's field (`resposta`, the field of an answer's translation, invited an answer)."""
 MAX_GROWTH = 3
 """A translation more than this many times longer than the question is not one."""
 
@@ -44,8 +45,8 @@ def translate_query(
     """`question` (written in `source`) translated into `target` by `model`, checked."""
     check: dict[str, Any] = {"check": "query_translation", "from": source, "to": target}
     try:
-        completion = complete(model, translation_request(question, source, target, system, temperature))
-        text = _parsed(completion.text)
+        completion = complete(model, query_request(question, source, target, system, temperature))
+        text = parse_translation(completion.text, FIELD)
     except (ProviderError, ContractError) as exc:
         return QueryTranslation(None, {**check, "ok": False, "why": str(exc)})
     used = (completion.usage.input_tokens, completion.usage.output_tokens)
@@ -55,9 +56,7 @@ def translate_query(
     return QueryTranslation(text, {**check, "ok": True, "text": text}, *used)
 
 
-def translation_request(
-    question: str, source: str, target: str, system: str, temperature: float
-) -> ChatRequest:
+def query_request(question: str, source: str, target: str, system: str, temperature: float) -> ChatRequest:
     """The request for the translation: the answering system prompt (so the prefix cache keeps
     it), an English instruction with two examples, and a reply `{"pregunta": "…"}`. With the
     answers' translation request ("Translate this text…", a `resposta` field) the local model
@@ -70,8 +69,7 @@ def translation_request(
         f"Example: «{EXAMPLES['es']}» → «{EXAMPLES[target]}»\n\n"
         f"Question: {question}"
     )
-    schema = {"type": "object", "properties": {"pregunta": {"type": "string"}}, "required": ["pregunta"]}
-    return ChatRequest(system, (Message("user", prompt),), schema, MAX_TOKENS, temperature)
+    return ChatRequest(system, (Message("user", prompt),), translation_schema(FIELD), MAX_TOKENS, temperature)
 
 
 EXAMPLES = {
@@ -80,19 +78,6 @@ EXAMPLES = {
     "en": "How do I delete a project?",
 }
 """One question in each language, for the instruction's examples."""
-
-
-def _parsed(reply: str) -> str:
-    """The translated question of the reply; ContractError when there is none."""
-    candidate = json_object(reply)
-    try:
-        data = json.loads(candidate) if candidate is not None else None
-    except json.JSONDecodeError as exc:
-        raise ContractError(f"invalid JSON in the translation: {exc.msg}") from exc
-    text = data.get("pregunta") if isinstance(data, dict) else None
-    if not isinstance(text, str) or not text.strip():
-        raise ContractError("the translation has no `pregunta`")
-    return text.strip()
 
 
 def _problem(question: str, text: str, target: str) -> str | None:

@@ -38,22 +38,19 @@ def translation_request(
     )
 
 
-def translation_schema() -> dict[str, Any]:
-    return {
-        "type": "object",
-        "properties": {"resposta": {"type": "string"}},
-        "required": ["resposta"],
-    }
+def translation_schema(field: str = "resposta") -> dict[str, Any]:
+    """A reply holding one string, `field` (an answer's translation: `resposta`)."""
+    return {"type": "object", "properties": {field: {"type": "string"}}, "required": [field]}
 
 
-def parse_translation(text: str) -> str:
-    """The translated answer from the reply; ContractError when there is none."""
+def parse_translation(text: str, field: str = "resposta") -> str:
+    """The translated text, `field` of the reply; ContractError when there is none."""
     candidate = json_object(text)
     try:
         data = json.loads(candidate) if candidate is not None else None
     except json.JSONDecodeError as exc:
         raise ContractError(f"invalid JSON in the translation: {exc.msg}") from exc
-    translated = data.get("resposta") if isinstance(data, dict) else None
+    translated = data.get(field) if isinstance(data, dict) else None
     if not isinstance(translated, str) or not translated.strip():
-        raise ContractError("the translation has no `resposta`")
+        raise ContractError(f"the translation has no `{field}`")
     return translated.strip()
