@@ -522,3 +522,45 @@ def test_quotes_in_another_language_than_the_answer_are_not_appended(bot) -> Non
     result = bot(model).ask(english)
     assert result.answer.resposta == answer
     assert all(c["check"] != "completed_from_quotes" for c in result.checks)
+
+
+EXTEND = "Puc allargar un token de l'api que està a punt de caducar?"
+EXPIRY_QUOTE = (
+    "A la versió 2026.2, els tokens d'accés són vàlids durant **90 dies** "
+    "a partir del moment en què es creen."
+)
+EXTEND_DENIAL = "La durada d'un token no es pot allargar"
+
+
+def test_a_refusal_of_a_can_question_the_docs_deny_is_answered_with_the_denial(bot) -> None:
+    """answers.jsonl a014, with the real model: it quoted the 90-day sentence and refused, while
+    the same fragment says "La durada d'un token no es pot allargar"."""
+    model = ScriptedModel([quoted(REFUSAL_TEXT, quotes=[(0, EXPIRY_QUOTE)], confianca="baixa")])
+    result = bot(model).ask(EXTEND)
+    assert model.calls == 1 and result.outcome == "answered", result.checks
+    assert result.answer.resposta.startswith(EXTEND_DENIAL) and "rotar" in result.answer.resposta
+    assert result.answer.fonts == ["wiki/api/autenticacio"]
+    assert {"check": "stated_denial", "instead_of": "refusal"} in result.checks
+
+
+def test_an_answer_that_ignores_the_denial_of_a_can_question_is_replaced_by_it(bot) -> None:
+    """answers.jsonl a017, with the real model: asked whether an admin can delete a task's history,
+    it answered with what the Activity tab shows; the next sentence says it cannot be deleted."""
+    shown = "La pestanya **Activitat**, al costat dels comentaris, mostra l'historial complet de la tasca"
+    model = ScriptedModel([quoted(shown.replace("**", ""), quotes=[(0, shown)])])
+    streamed: list[str] = []
+    result = bot(model).ask(
+        "Soc admin, puc esborrar l'historial d'activitat d'una tasca?", on_text=streamed.append
+    )
+    assert result.outcome == "answered", result.checks
+    assert "no es pot modificar ni esborrar" in result.answer.resposta
+    assert "".join(streamed).endswith(f"\n\n{result.answer.resposta}")
+    assert {"check": "stated_denial", "instead_of": "answer"} in result.checks
+
+
+def test_an_answer_that_states_the_denial_itself_stands(bot) -> None:
+    answer = "No, la durada d'un token no es pot allargar: cal rotar-lo abans que caduqui."
+    model = ScriptedModel([quoted(answer, quotes=[(0, EXTEND_DENIAL)])])
+    result = bot(model).ask(EXTEND)
+    assert result.answer.resposta == answer
+    assert all(c["check"] != "stated_denial" for c in result.checks)

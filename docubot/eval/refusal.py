@@ -2,7 +2,8 @@
 questions and measured on another (`docubot/rag/refusal.py`).
 
 Questions come from `retrieval.jsonl` (split by a hash of the id: every third question of each
-class is held out) and, when present, `answers.jsonl` (its own `split`: `tune` / `holdout`).
+class is held out) and, when present, `answers.jsonl` (its own `split`: `tune`, or held out:
+`holdout`, `fresh`).
 The combination is fitted on the tuning part only; the held-out part is reported apart, and a
 3-fold cross-validation over all questions gives steadier numbers for so small a set.
 """
@@ -74,7 +75,7 @@ def load_refusal_questions(folder: Path) -> list[LabelledQuestion]:
                     str(data["question"]),
                     bool(data["answerable"]),
                     str(data.get("kind", "")) if not data["answerable"] else "answerable",
-                    data.get("split") == "holdout",
+                    data.get("split", "tune") != "tune",
                 )
             except KeyError as exc:
                 raise EvalSetError(f"answers.jsonl line {number}: missing field {exc}") from exc

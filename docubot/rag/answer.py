@@ -40,7 +40,8 @@ from docubot.rag.contract import (
     refusal,
     sources_for,
 )
-from docubot.rag.evidence import holds
+from docubot.rag.denial import denial_answer, negates, stated_denial
+from docubot.rag.evidence import VerifiedQuote, holds
 from docubot.rag.extractive import docs_language, extract, extractive_answer
 from docubot.rag.focus import focus
 from docubot.rag.keyword import KeywordSearch
@@ -419,7 +420,14 @@ class DocuBot:
                 note = f"La resposta anterior no complia el format: {exc}. Respon només amb l'objecte JSON."
                 request = _correction(request, completion.text, note)
                 continue
-            if _model_refused(output):
+            stated = _stated_denial(output, searched, fragments) if not asked_again["checks"] else None
+            if stated is not None:
+                checks.append({"check": "stated_denial", "instead_of": _denied_reply(output)})
+                status("the docs say it cannot be done; answering with their words")
+                output = denial_answer(stated)
+                if on_text:
+                    on_text(f"\n\n{output.resposta}")
+            elif _model_refused(output):
                 denial = [] if asked_again["checks"] else quoted_denial(output, fragments)
                 if not denial:
                     break
@@ -762,6 +770,19 @@ def _model_refused(output: ModelOutput) -> bool:
     """The model's own "not in the docs": the fixed phrase, or nothing cited with low confidence."""
     cited = output.fonts if output.evidencia is None else output.evidencia
     return is_refusal_text(output.resposta) or (not cited and output.confianca == "baixa")
+
+
+def _stated_denial(output: ModelOutput, searched: str, fragments: Sequence[Fragment]) -> VerifiedQuote | None:
+    """The fragments' denial of what a "can I…?" question asks, when the reply neither quotes a
+    denial nor states one: a refusal that quoted another sentence, or an answer that says nothing
+    against it ("La pestanya Activitat mostra l'historial…" for "puc esborrar l'historial?")."""
+    if quoted_denial(output, fragments) or (not _model_refused(output) and negates(output.resposta)):
+        return None
+    return stated_denial(searched, fragments)
+
+
+def _denied_reply(output: ModelOutput) -> str:
+    return "refusal" if _model_refused(output) else "answer"
 
 
 def _anchored(
