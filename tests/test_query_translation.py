@@ -118,3 +118,14 @@ def test_a_question_in_the_docs_language_is_not_translated(bot) -> None:
     result = bot(model).ask("Quant dura el bloqueig si m'equivoco massa cops de contrasenya?")
     assert model.calls == 1
     assert all(c["check"] != "query_translation" for c in result.checks)
+
+
+def test_a_wrong_translation_does_not_hide_what_the_asked_words_find(bot) -> None:
+    """answers.jsonl a006, with the real model: "dedicated account manager" came back as "manager
+    d'acordament"; searched alone, that put the plans table 7th. The search embeds both."""
+    wrong = "Quin plan te permetteu un manager d'acordament?"
+    model = ScriptedModel([translation(wrong), answer_from_last_fragment])
+    result = bot(model).ask("Which plan gets you a dedicated account manager?")
+    assert result.checks[0]["text"] == wrong
+    assert result.retrieval.question == wrong and result.retrieval.timings_ms["embed"] == 0
+    assert sections(result)[0] == "Plans i facturació > Comparativa de plans"

@@ -11,6 +11,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+import numpy as np
 from tenacity import Retrying, retry_if_exception, stop_after_attempt, wait_exponential_jitter
 
 from docubot.cache.answers import GLOBAL_SCOPE, CacheHit, Probe, context_key, user_scope
@@ -226,8 +227,7 @@ class DocuBot:
             version=version,
             filters=filters,
             mode=mode,
-            # the cache embedded the same text, unless the question was translated since
-            query_vector=probe.vector if probe is not None and translation.text is None else None,
+            query_vector=self._query_vector(standalone, translation, probe),
         )
         hits: list[Hit] = list(retrieval.hits)
         retrieval_ms = _ms_since(started)
@@ -286,6 +286,23 @@ class DocuBot:
         )
         translation.check["ms"] = _ms_since(started)
         return translation
+
+    def _query_vector(
+        self, asked: str, translation: QueryTranslation, probe: Probe | None
+    ) -> np.ndarray | None:
+        """The embedding to search with (None: the searched text's own). The cache probe's for a
+        question searched as asked; for a translated one, the mean of the translation's and the
+        asked question's, so a wrong translation ("manager d'acordament" for "dedicated account
+        manager") hides nothing the asked words find. BM25 reads the translation alone: words of
+        another language than the docs' match nothing there, or the wrong thing."""
+        asked_vector = probe.vector if probe is not None else None
+        if translation.text is None:
+            return asked_vector
+        embedder = self.retriever.embedder
+        if asked_vector is None:
+            asked_vector = embedder.embed_query(asked)
+        mixed = embedder.embed_query(translation.text) + asked_vector
+        return mixed / np.linalg.norm(mixed)
 
     # -- steps ----------------------------------------------------------------------------------
     def _probe_cache(

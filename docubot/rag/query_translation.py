@@ -4,9 +4,11 @@ Multilingual e5 ranks an English question about Catalan docs far worse than the 
 Catalan, and BM25 finds nothing across languages: on the sample docs' English questions the gold
 section fell from 1st to 14th ("Apple Calendar") and to 19th ("account lockout"). One short call to
 the chat model (the same system prompt, so llama.cpp's prefix cache keeps it) translates the
-question; retrieval, the refusal decision and the focus step then read the translation, while the
-answer is still written in the question's language. A translation that is empty, too long, in the
-wrong language, not a question, that changes a number or that adds or loses a name is not used.
+question; retrieval searches the translation (BM25) and the mean of its embedding and the asked
+question's (a wrong translation then hides nothing the asked words find), the refusal decision and
+the focus step read the translation, and the answer is still written in the question's language.
+A translation that is empty, too long, in the wrong language, not a question, that changes a number
+or that adds or loses a name is not used.
 """
 
 from __future__ import annotations

@@ -148,7 +148,6 @@ def _check_words(verdict: Verdict, answer: str, cited: Sequence[str]) -> None:
     )
 
 
-
 def quoted_denial(output: ModelOutput, fragments: Sequence[Fragment]) -> list[VerifiedQuote]:
     """The verified quotes of a reply that refused although it quoted a denial ("no està
     disponible", "no es pot"): the small model mistakes "the docs say it is not possible" for "the
