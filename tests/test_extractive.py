@@ -42,3 +42,22 @@ def test_without_an_embedder_the_question_stems_choose() -> None:
     chosen = [p.unit.text for p in closest(candidates, "Com exporto un projecte a CSV?", None)]
     assert len(chosen) == MAX_SENTENCES and "Exporta el projecte a CSV." in chosen
     assert chosen == sorted(chosen, key=texts.index)  # in the docs' order
+
+
+def test_a_one_line_command_is_said_with_the_sentence_that_introduces_it() -> None:
+    """answers.jsonl a033: the extract ended with "…obre el canal privat a Slack i escriu:" and
+    left out the command the user needed."""
+    text = "[S > C]\nPer fer-ho, obre el canal a Slack i escriu:\n\n```\n/invite @Nubelia\n```\n\nFet."
+    found = [p.unit.text for p in passages([_hit(text, 0)], "com afegeixo el canal privat?")]
+    assert found == ["Per fer-ho, obre el canal a Slack i escriu: `/invite @Nubelia`", "Fet."]
+
+
+def test_a_longer_code_block_is_not_quoted() -> None:
+    text = "[API > Exemple]\nFes servir:\n\n```python\nimport os\nprint(os.environ)\n```"
+    assert [p.unit.text for p in passages([_hit(text, 0)], "com ho faig?")] == ["Fes servir:"]
+
+
+def test_the_private_channel_question_gets_the_invite_command(sample_settings, embedder) -> None:
+    bot = DocuBot(sample_settings, embedder=embedder, chat_model=None)
+    answer = bot.ask("no em surt el canal privat de slack al desplegable, que faig?").answer.resposta
+    assert "/invite @Nubelia" in answer

@@ -4,7 +4,8 @@ Also the degradation path when the chat model fails: the user still gets the mos
 passages with their sources.
 
 The passages are the units of the two best fragments (sentences, list items, and the table rows
-the question names, spelled out with their column names) closest to the question: with an
+the question names, spelled out with their column names; a one-line command with the sentence
+ending in ":" that introduces it) closest to the question: with an
 embedder, by the same score that focuses the model's context (multilingual cosine plus the
 question's stems and, for "how many" questions, numbers; `focus.py`), else by the question's
 stems alone. A unit repeated by chunk overlap is said once.
@@ -13,7 +14,7 @@ stems alone. A unit repeated by chunk overlap is said once.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from docubot.rag.category import page_category
 from docubot.rag.contract import Answer
@@ -22,6 +23,8 @@ from docubot.store import Hit
 from docubot.text import DEFAULT_LANGUAGE, content_stems, detect_language
 
 MAX_SENTENCES = 3
+ONE_LINE_CODE = 80
+"""A code block of one line this short is said with the sentence that introduces it ("escriu:")."""
 KEEP_WITHIN = 0.06
 """With an embedder, passages scoring within this of the best are said (up to MAX_SENTENCES)."""
 SECOND_FRAGMENT_PENALTY = 0.02
@@ -83,11 +86,16 @@ def extractive_answer(
 def passages(hits: Sequence[Hit], question: str) -> list[Passage]:
     """The quotable units of `hits` (their heading line left out): sentences, list items without
     their markers, and the table rows the question names or describes (`matching_rows`); code and
-    other rows are not quotable."""
+    other rows are not quotable, except a one-line command after the sentence that introduces it."""
     out: list[Passage] = []
     for rank, hit in enumerate(hits):
         body = hit.text.split("\n", 1)[-1]
         for unit in units(body):
+            command = _one_line(unit)
+            if command and out and out[-1].rank == rank and out[-1].unit.text.endswith(":"):
+                said = out[-1]  # "…obre el canal privat a Slack i escriu:" says nothing without it
+                out[-1] = replace(said, unit=replace(said.unit, text=f"{said.unit.text} `{command}`"))
+                continue
             for text in _quotable(unit, question):
                 out.append(Passage(Unit(unit.kind, text, unit.line), rank, len(out)))
     kept = {id(u) for u in deduplicated([p.unit for p in out])}
@@ -110,6 +118,14 @@ def closest(candidates: Sequence[Passage], question: str, similarity: Similarity
     if similarity is not None:
         order = [i for i in order if ranked[i] >= ranked[order[0]] - KEEP_WITHIN]
     return [candidates[i] for i in sorted(order)]
+
+
+def _one_line(unit: Unit) -> str | None:
+    """The command of a code block that holds one short line (`/invite @Nubelia`), else None."""
+    if unit.kind != "code":
+        return None
+    body = [line.strip() for line in unit.text.split("\n")[1:-1] if line.strip()]
+    return body[0] if len(body) == 1 and len(body[0]) <= ONE_LINE_CODE and "`" not in body[0] else None
 
 
 def _quotable(unit: Unit, question: str) -> list[str]:
