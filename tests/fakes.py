@@ -6,11 +6,13 @@ import json
 from collections.abc import Callable, Iterator
 
 from docubot.llm import ChatRequest, ProviderError, StreamEvent, Usage
+from docubot.text import loose_stems
 
 
 def grounded_reply(content: str, prefix: str = "Resposta a") -> str:
     """An evidence-first reply that passes DocuBot's checks: it quotes the first line of the most
-    relevant fragment (shown last; its first list item when it has no prose line) and answers
+    relevant fragment (shown last; its list items when it has no prose line) that shares a word
+    with the question (else its first line) and answers
     "<prefix>: <question> <quote>", so a test can still tell which question an answer belongs to."""
     question = content.rsplit("Pregunta: ", 1)[-1].split("\n")[0]
     shown = content.count("[Fragment ")
@@ -19,7 +21,9 @@ def grounded_reply(content: str, prefix: str = "Resposta a") -> str:
     lines = [line.strip() for line in body.splitlines() if line.strip()]
     prose = [line for line in lines if not line.startswith(("#", "|", "`", "-", "*"))]
     items = [line.lstrip("-* ") for line in lines if line.startswith(("- ", "* "))]
-    quote = next(iter(prose or items), "")[:200]  # a fragment that is all list items: its first item
+    candidates = prose or items  # a fragment that is all list items: its items
+    on_topic = [line for line in candidates if loose_stems(line) & loose_stems(question)]
+    quote = next(iter(on_topic or candidates), "")[:200]
     return json.dumps(
         {
             "evidencia": [{"fragment": max(shown, 1), "cita": quote}],

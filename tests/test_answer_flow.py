@@ -564,3 +564,35 @@ def test_an_answer_that_states_the_denial_itself_stands(bot) -> None:
     result = bot(model).ask(EXTEND)
     assert result.answer.resposta == answer
     assert all(c["check"] != "stated_denial" for c in result.checks)
+
+
+WEBHOOK_HTTP = "Puc fer servir una URL http normal per al webhook?"
+EVENTS_STEP = "Tria els esdeveniments que vols rebre i, opcionalment, limita'ls a alguns projectes."
+HTTPS_STEP = "Introdueix la URL de destinació. Ha de ser HTTPS."
+
+
+def test_an_answer_whose_quotes_are_about_something_else_is_asked_again(bot) -> None:
+    """answers.jsonl a021, with the real model: asked whether a webhook URL may be plain http, it
+    quoted and answered the step about choosing events, a true sentence about something else."""
+    model = ScriptedModel(
+        [quoted(EVENTS_STEP, quotes=[(0, EVENTS_STEP)]), quoted("Ha de ser HTTPS.", quotes=[(0, HTTPS_STEP)])]
+    )
+    result = bot(model).ask(WEBHOOK_HTTP)
+    assert model.calls == 2 and result.outcome == "answered", result.checks
+    assert result.answer.resposta == "Ha de ser HTTPS."
+    assert {"check": "relevance", "ok": False} in result.checks
+    assert "no parlen del que demana la pregunta" in model.requests[1].messages[-1].content
+
+
+def test_an_answer_about_something_else_twice_ends_in_the_fallback(bot) -> None:
+    model = ScriptedModel([quoted(EVENTS_STEP, quotes=[(0, EVENTS_STEP)])] * 2)
+    result = bot(model).ask(WEBHOOK_HTTP)
+    assert result.outcome == "fallback" and result.error == "no quote is about what the question asks"
+
+
+def test_a_quoted_cell_counts_with_its_spelled_out_row(bot) -> None:
+    """answers.jsonl a001, with the real model: the quote "Preu (per usuari i mes): 12 €" shares no
+    word with "Quant em costarà el Business per cada persona al mes?"; its row line names Business."""
+    model = ScriptedModel([quoted("12 € per usuari i mes.", quotes=[(0, "Preu (per usuari i mes): 12 €")])])
+    result = bot(model).ask("Quant em costarà el Business per cada persona al mes?")
+    assert result.outcome == "answered" and {"check": "relevance", "ok": True} in result.checks

@@ -10,6 +10,7 @@ import re
 import pytest
 
 from docubot.rag.answer import DocuBot
+from docubot.rag.denial import negates
 from docubot.rag.prompt import REFUSAL_TEXT
 from docubot.text import fold, guess_language
 
@@ -132,3 +133,12 @@ def test_an_english_question_is_searched_in_the_docs_language(ask) -> None:
     assert result.outcome in ("answered", "fallback"), result.error
     assert "15" in result.answer.resposta
     assert "wiki/administracio/seguretat-i-acces" in result.answer.fonts
+
+
+def test_a_can_question_the_docs_deny_is_answered_no(ask) -> None:
+    """answers.jsonl a014, tune split: the model quoted the 90-day sentence and refused, while the
+    same fragment says "La durada d'un token no es pot allargar". The denial answers."""
+    result, _ = ask("Puc allargar un token de l'api que està a punt de caducar?")
+    assert result.outcome == "answered", result.checks
+    assert negates(result.answer.resposta) and "allarg" in fold(result.answer.resposta)
+    assert result.answer.fonts == ["wiki/api/autenticacio"]

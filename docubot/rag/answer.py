@@ -65,7 +65,14 @@ from docubot.rag.question import QuestionError as QuestionError  # re-exported: 
 from docubot.rag.retrieve import LATEST, Mode, RetrievalResult, build_filters
 from docubot.rag.stream_json import FieldStreamer
 from docubot.rag.translate import parse_translation, translation_request
-from docubot.rag.verify import DENIAL_NOTE, Verdict, answer_from_quotes, quoted_denial, verify
+from docubot.rag.verify import (
+    DENIAL_NOTE,
+    Verdict,
+    answer_from_quotes,
+    check_relevance,
+    quoted_denial,
+    verify,
+)
 from docubot.store import Hit, VectorStore
 from docubot.text import detect_language, guess_language
 
@@ -391,6 +398,8 @@ class DocuBot:
         if context.system_extra:
             system = f"{system}\n\n{context.system_extra}"
         fragments, checks = self._fragments(searched, retrieval, model)
+        docs_language = self.refusal.vocabulary.language(self.store)
+        readable = detect_language(searched, fallback=docs_language) == docs_language  # words compare
         try:
             fragments, history = self._fit_window(question, fragments, context, system, model)
         except ContextWindowError as exc:
@@ -459,6 +468,8 @@ class DocuBot:
                 if on_text:
                     on_text(f"\n\n{output.resposta}")
             verdict = verify(output, fragments, question)
+            if readable:
+                check_relevance(verdict, searched, fragments)
             checks += verdict.checks
             if verdict.soft:
                 status(f"translating the answer into {verdict.wanted_language}…")

@@ -22,6 +22,8 @@ MIN_WORDS = 3
 """Shorter quotes ("Sí", "No", a table cell) prove nothing."""
 MATCH_SHARE = 0.85
 """Share of a quote's words that must occur as one run in the fragment (exact runs: 1.0)."""
+QUOTE_START = 6
+"""The words of a quote that find the line it stands in."""
 
 
 @dataclass(frozen=True)
@@ -47,6 +49,15 @@ def verify_quotes(quotes: Sequence[Quote], fragments: Sequence[Fragment]) -> lis
         if found is not None and all(v.text != quote.cita for v in verified):
             verified.append(VerifiedQuote(found + 1, quote.cita, quote.fragment))
     return verified
+
+
+def quoted_lines(quote: str, fragment: Fragment) -> str:
+    """The lines of `fragment` a verified quote stands in (its list item, its spelled-out table
+    row: "Business — Preu (per usuari i mes): 12 €; …"), or the quote itself when none holds its
+    first words (a quote across lines)."""
+    start = _words(quote)[:QUOTE_START]
+    lines = [line for line in fragment.text.split("\n") if start and holds(line, " ".join(start))]
+    return "\n".join(lines) or quote
 
 
 def holds(text: str, quote: str) -> bool:

@@ -1,4 +1,4 @@
-"""Checking a model's answer before it is returned: quotes, claims, words.
+"""Checking a model's answer before it is returned: quotes, claims, relevance, language, words.
 
 1. **Quotes** (`evidencia`): each must occur in a shown fragment (`evidence.py`); the fragments
    holding verified quotes are the answer's sources. None verified → the answer is rejected.
@@ -7,11 +7,14 @@
 2. **Claims** (`claims.py`): numbers, menu paths, identifiers, plan names, negations and "only"
    must be supported by the cited fragments (older contract: by the fragments shown); a flipped
    yes/no or an echoed question is rejected.
-3. **Language**: an answer that is clearly in another language than the one it was asked in (the
+3. **Relevance** (`check_relevance`, called when the question can be read in the docs' language):
+   an answer none of whose quotes stands in a line sharing a content word with the question is
+   rejected (a true sentence about something else).
+4. **Language**: an answer that is clearly in another language than the one it was asked in (the
    small model copies its Catalan quotes as the answer to a Spanish or English question) is a
    `soft` problem: the answer is translated (`translate.py`) and checked again, and stands as it
    is when the translation fails.
-4. **Words** (`grounding.py`): when the answer is in the docs' language, sentences whose words are
+5. **Words** (`grounding.py`): when the answer is in the docs' language, sentences whose words are
    mostly absent from the cited fragments lower the confidence (not a rejection: a paraphrase may
    be right). Skipped across languages, where word overlap means nothing.
 """
@@ -25,10 +28,10 @@ from typing import Any
 
 from docubot.rag.claims import POLARITY_NEGATIONS, ClaimReport, check_claims
 from docubot.rag.contract import ModelOutput, Quote, sources_for
-from docubot.rag.evidence import VerifiedQuote, verify_quotes
+from docubot.rag.evidence import VerifiedQuote, quoted_lines, verify_quotes
 from docubot.rag.grounding import check_grounding, repair_citations
 from docubot.rag.prompt import REFUSAL_TEXT, Fragment, answer_language
-from docubot.text import DEFAULT_LANGUAGE, detect_language, fold, guess_language
+from docubot.text import DEFAULT_LANGUAGE, detect_language, fold, guess_language, loose_stems
 
 
 @dataclass
@@ -95,6 +98,25 @@ def verify(output: ModelOutput, fragments: Sequence[Fragment], question: str) ->
     _check_language(verdict, output.resposta, question, fragments)
     _check_words(verdict, output.resposta, cited)
     return verdict
+
+
+def check_relevance(verdict: Verdict, question: str, fragments: Sequence[Fragment]) -> None:
+    """Reject an answer none of whose quotes stands in a line sharing a content word with the
+    question (in the docs' language): "Can my webhook endpoint be plain http?" answered with
+    "Tria els esdeveniments que vols rebre…", a true sentence about something else. The line, not
+    the quote alone: a quoted cell counts with its spelled-out row ("Business — Preu…: 12 €")."""
+    if not verdict.quotes or not (verdict.ok or verdict.soft):
+        return
+    asked = loose_stems(question)
+    ok = any(loose_stems(quoted_lines(q.text, fragments[q.fragment - 1])) & asked for q in verdict.quotes)
+    verdict.checks.append({"check": "relevance", "ok": ok})
+    if not ok:
+        verdict.problem = "no quote is about what the question asks"
+        verdict.wanted_language = verdict.written_language = ""  # not a language problem any more
+        verdict.note = (
+            'Les frases de "evidencia" no parlen del que demana la pregunta. Copia-hi, lletra per '
+            "lletra, les frases dels fragments que la responen i respon només a partir d'elles."
+        )
 
 
 def _check_language(verdict: Verdict, answer: str, question: str, fragments: Sequence[Fragment]) -> None:

@@ -14,7 +14,7 @@ from docubot.text.language import (
 from docubot.text.normalize import fold
 from docubot.text.sentences import question_parts, sentences
 from docubot.text.stopwords import stopwords
-from docubot.text.tokens import TOKENS_VERSION, content_stems, query_tokens, tokenize
+from docubot.text.tokens import TOKENS_VERSION, content_stems, loose_stems, query_tokens, tokenize
 
 __all__ = [
     "DEFAULT_LANGUAGE",
@@ -26,6 +26,7 @@ __all__ = [
     "fold",
     "guess_language",
     "language_probabilities",
+    "loose_stems",
     "query_tokens",
     "question_parts",
     "sentences",

@@ -42,6 +42,13 @@ def content_stems(text: str) -> set[str]:
     return {w[:5] for w in words if len(w) >= 4 and w not in _any_stopwords()}
 
 
+def loose_stems(text: str) -> set[str]:
+    """4-letter prefixes of the content words of 3 letters or more: a looser match than
+    `content_stems` ("http" and "HTTPS", "URL"), for telling whether two texts share a subject."""
+    words = re.findall(r"[a-z0-9]+", fold(text))
+    return {w[:4] for w in words if len(w) >= 3 and w not in _any_stopwords()}
+
+
 def query_tokens(text: str, fallback: str) -> list[str]:
     """Search tokens of a question: in its language (`fallback`, the corpus's, as the prior); a text
     too short to tell (a name alone: "Zirconi") in the stems of every language, since the chunk that
