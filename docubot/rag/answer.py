@@ -31,18 +31,16 @@ from docubot.llm import (
     complete,
 )
 from docubot.rag.category import page_category
-from docubot.rag.claims import check_claims, left_out
+from docubot.rag.claims import check_claims
 from docubot.rag.contract import (
     Answer,
     ContractError,
     ModelOutput,
-    is_refusal_text,
     parse_model_output,
     refusal,
     sources_for,
 )
-from docubot.rag.denial import denial_answer, negates, stated_denial
-from docubot.rag.evidence import VerifiedQuote, holds
+from docubot.rag.denial import denial_answer
 from docubot.rag.extractive import docs_language, extract, extractive_answer
 from docubot.rag.focus import focus
 from docubot.rag.keyword import KeywordSearch
@@ -62,6 +60,7 @@ from docubot.rag.question import (
     please_ask,
 )
 from docubot.rag.question import QuestionError as QuestionError  # re-exported: callers import it here
+from docubot.rag.repair import anchored, denied_reply, model_refused, unheeded_denial
 from docubot.rag.retrieve import LATEST, Mode, RetrievalResult, build_filters
 from docubot.rag.stream_json import FieldStreamer
 from docubot.rag.translate import parse_translation, translation_request
@@ -446,14 +445,14 @@ class DocuBot:
                 note = f"La resposta anterior no complia el format: {exc}. Respon només amb l'objecte JSON."
                 request = _correction(request, completion.text, note)
                 continue
-            stated = _stated_denial(output, searched, fragments) if not asked_again["checks"] else None
+            stated = unheeded_denial(output, searched, fragments) if not asked_again["checks"] else None
             if stated is not None:
-                checks.append({"check": "stated_denial", "instead_of": _denied_reply(output)})
+                checks.append({"check": "stated_denial", "instead_of": denied_reply(output)})
                 status("the docs say it cannot be done; answering with their words")
                 output = denial_answer(stated)
                 if on_text:
                     on_text(f"\n\n{output.resposta}")
-            elif _model_refused(output):
+            elif model_refused(output):
                 denial = [] if asked_again["checks"] else quoted_denial(output, fragments)
                 if not denial:
                     break
@@ -499,7 +498,7 @@ class DocuBot:
                 status,
                 translate=not provider_down,
             )
-        elif _model_refused(output):
+        elif model_refused(output):
             result = AskResult(
                 refusal(), [], "refused_by_model", model.name, usage, timings_ms=timings, error=error
             )
@@ -511,7 +510,7 @@ class DocuBot:
                 on_text(f"\n\n{result.answer.resposta}")
         else:
             assert verdict is not None
-            output, verdict = _anchored(output, verdict, question, checks, status, on_text)
+            output, verdict = anchored(output, verdict, question, checks, status, on_text)
             result = self._answered(output, verdict, fragments, model.name, usage, timings, error)
         result.checks = checks + result.checks
         result.request = sent
@@ -792,71 +791,6 @@ def _sources(hits: Sequence[Hit]) -> list[Source]:
         Source(h.metadata["url"], h.metadata["section_path"], h.metadata["version"], round(h.score, 4))
         for h in hits
     ]
-
-
-def _model_refused(output: ModelOutput) -> bool:
-    """The model's own "not in the docs": the fixed phrase, or nothing cited with low confidence."""
-    cited = output.fonts if output.evidencia is None else output.evidencia
-    return is_refusal_text(output.resposta) or (not cited and output.confianca == "baixa")
-
-
-def _stated_denial(output: ModelOutput, searched: str, fragments: Sequence[Fragment]) -> VerifiedQuote | None:
-    """The fragments' denial of what a "can I…?" question asks, when the reply neither quotes a
-    denial nor states one: a refusal that quoted another sentence, or an answer that says nothing
-    against it ("La pestanya Activitat mostra l'historial…" for "puc esborrar l'historial?")."""
-    if quoted_denial(output, fragments) or (not _model_refused(output) and negates(output.resposta)):
-        return None
-    return stated_denial(searched, fragments)
-
-
-def _denied_reply(output: ModelOutput) -> str:
-    return "refusal" if _model_refused(output) else "answer"
-
-
-def _anchored(
-    output: ModelOutput,
-    verdict: Verdict,
-    question: str,
-    checks: list[dict[str, Any]],
-    status: Status,
-    on_text: Callable[[str], None] | None,
-) -> tuple[ModelOutput, Verdict]:
-    """A verified answer whose sentences stray from the fragments it quotes (the small model
-    quotes the right sentence, then answers from a neighbouring one) replaced by those quotes,
-    which were checked word for word; else the answer, `_completed` from them. Only with quotes in
-    the question's language."""
-    quoted = answer_from_quotes(verdict.quotes, question)
-    if quoted is None:  # no quotes, or in another language than the question's
-        return output, verdict
-    if verdict.words_supported:
-        return _completed(output, verdict, question, checks, on_text), verdict
-    if holds(output.resposta, quoted.resposta):
-        return output, verdict  # an answer that states its quotes word for word keeps its own words
-    status("the answer strayed from its quotes; answering with the quotes")
-    checks.append({"check": "quotes_as_answer", "replaced": verdict.unsupported_sentences})
-    if on_text:
-        on_text(f"\n\n{quoted.resposta}")
-    return quoted, replace(verdict, words_supported=True, unsupported_sentences=[])
-
-
-def _completed(
-    output: ModelOutput,
-    verdict: Verdict,
-    question: str,
-    checks: list[dict[str, Any]],
-    on_text: Callable[[str], None] | None,
-) -> ModelOutput:
-    """The answer followed by those of its verified quotes (in the question's language) that hold
-    a number, menu path, identifier or plan name it left out (the small model quoted the three steps
-    of a procedure and answered with the first)."""
-    missing = [q.text for q in verdict.quotes if left_out(q.text, output.resposta, question)]
-    if not missing:
-        return output
-    added = " ".join(missing)
-    checks.append({"check": "completed_from_quotes", "added": len(missing)})
-    if on_text:
-        on_text(f" {added}")
-    return output.model_copy(update={"resposta": f"{output.resposta.rstrip()} {added}"})
 
 
 def _accepted(verdict: Verdict, why: str, tried: Sequence[dict[str, Any]] = ()) -> Verdict:
