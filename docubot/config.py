@@ -89,6 +89,11 @@ class Settings(BaseSettings):
         description="Translate a question asked in another language than the docs' into theirs "
         "for retrieval (one short chat-model call; docs/answering.md).",
     )
+    answer_from: Literal["model", "extract"] = Field(
+        "model",
+        description="`extract`: the answer is the docs' own passages (the `none` provider's), the "
+        "chat model only translating questions and extracts (docs/answering.md).",
+    )
 
     # Chat model
     llm: Literal["local", "openai", "anthropic", "none"] = "local"

@@ -596,3 +596,24 @@ def test_a_quoted_cell_counts_with_its_spelled_out_row(bot) -> None:
     model = ScriptedModel([quoted("12 € per usuari i mes.", quotes=[(0, "Preu (per usuari i mes): 12 €")])])
     result = bot(model).ask("Quant em costarà el Business per cada persona al mes?")
     assert result.outcome == "answered" and {"check": "relevance", "ok": True} in result.checks
+
+
+def test_answers_from_the_extract_call_the_model_only_to_translate(bot) -> None:
+    """`answer_from=extract`: the docs' own passages answer; a Catalan question calls no model."""
+    model = ScriptedModel([])
+    result = bot(model, answer_from="extract").ask(LINK_QUESTION)
+    assert model.calls == 0 and result.outcome == "answered" and result.grounded is True
+    assert "24 hores" in result.answer.resposta
+    assert result.answer.fonts[0] == "wiki/administracio/seguretat-i-acces"
+
+
+def test_an_extract_for_a_spanish_question_is_translated_by_the_model(bot) -> None:
+    spanish = "¿Cuánto tiempo es válido el enlace para restablecer la contraseña?"
+
+    def translate(request) -> str:
+        return json.dumps({"resposta": "El enlace que recibirás por correo es válido durante 24 horas."})
+
+    model = ScriptedModel([translate])
+    result = bot(model, answer_from="extract").ask(spanish)
+    assert model.calls == 1 and result.answer.resposta.startswith("El enlace")
+    assert result.checks[-1] == {"check": "fallback_translation", "language": "es", "ok": True}

@@ -244,20 +244,8 @@ class DocuBot:
             result = AskResult(refusal(), [], "refused", _provider(model))
             if on_text:
                 on_text(result.answer.resposta)
-        elif model is None:
-            result = AskResult(
-                extractive_answer(
-                    question,
-                    hits,
-                    self.settings.categories,
-                    self.threshold,
-                    similarity=self._similarity(retrieval),
-                ),
-                _sources(hits[:2]),
-                "answered",
-                _provider(model),
-                grounded=True,
-            )
+        elif model is None or self.settings.answer_from == "extract":
+            result = self._extracted(question, searched, retrieval, model, status)
             if on_text:
                 on_text(result.answer.resposta)
         else:
@@ -333,6 +321,7 @@ class DocuBot:
                 "max_answer_tokens": self.settings.max_answer_tokens,
                 "focus": self.settings.focused_context and self.settings.context_tokens,
                 "translate_queries": self.settings.translate_queries,
+                "answer_from": self.settings.answer_from,
             }
         )
         return self.cache.probe(
@@ -609,6 +598,31 @@ class DocuBot:
         result = AskResult(
             answer, _sources(hits[:2]), "fallback", model.name, usage, timings_ms=timings, error=error
         )
+        result.checks = [check] if check else []
+        return result
+
+    def _extracted(
+        self,
+        question: str,
+        searched: str,
+        retrieval: RetrievalResult,
+        model: ChatModel | None,
+        status: Status,
+    ) -> AskResult:
+        """The docs' own passages as the answer (the `none` provider, or `answer_from=extract`),
+        translated by the model, when there is one, for a question in another language."""
+        hits = list(retrieval.hits)
+        quoted = extract(searched, hits, self._similarity(retrieval))
+        usage = Usage()
+        translation, check = (
+            self._translated_extract(quoted, question, hits, model, system_prompt(), usage, status)
+            if model is not None
+            else (None, None)
+        )
+        answer = extractive_answer(
+            question, hits, self.settings.categories, self.threshold, text=translation or quoted
+        )
+        result = AskResult(answer, _sources(hits[:2]), "answered", _provider(model), usage, grounded=True)
         result.checks = [check] if check else []
         return result
 
