@@ -487,14 +487,6 @@ def test_an_answer_that_strays_from_its_quotes_is_replaced_by_them(bot) -> None:
     assert {"check": "quotes_as_answer", "replaced": [stray]} in result.checks
 
 
-def test_an_answer_grounded_in_its_quotes_stands(bot) -> None:
-    answer = "L'enllaç per restablir la contrasenya és vàlid durant 24 hores."
-    model = ScriptedModel([quoted(answer, quotes=[(0, LINK_QUOTE)])])
-    result = bot(model).ask(LINK_QUESTION)
-    assert result.answer.resposta == answer
-    assert all(c["check"] != "quotes_as_answer" for c in result.checks)
-
-
 TWO_FACTOR = "com activo lo de la doble verificació al meu compte?"
 TWO_FACTOR_STEPS = (
     "Ves a *Configuració > Seguretat*.",
@@ -558,12 +550,31 @@ def test_an_answer_that_ignores_the_denial_of_a_can_question_is_replaced_by_it(b
     assert {"check": "stated_denial", "instead_of": "answer"} in result.checks
 
 
-def test_an_answer_that_states_the_denial_itself_stands(bot) -> None:
-    answer = "No, la durada d'un token no es pot allargar: cal rotar-lo abans que caduqui."
-    model = ScriptedModel([quoted(answer, quotes=[(0, EXTEND_DENIAL)])])
-    result = bot(model).ask(EXTEND)
+@pytest.mark.parametrize(
+    ("question", "answer", "quote", "repair"),
+    [
+        (
+            LINK_QUESTION,
+            "L'enllaç per restablir la contrasenya és vàlid durant 24 hores.",
+            LINK_QUOTE,
+            "quotes_as_answer",
+        ),
+        (
+            EXTEND,
+            "No, la durada d'un token no es pot allargar: cal rotar-lo abans que caduqui.",
+            EXTEND_DENIAL,
+            "stated_denial",
+        ),
+    ],
+    ids=["grounded-in-its-quotes", "states-the-denial"],
+)
+def test_an_answer_that_already_says_it_stands(
+    bot, question: str, answer: str, quote: str, repair: str
+) -> None:
+    model = ScriptedModel([quoted(answer, quotes=[(0, quote)])])
+    result = bot(model).ask(question)
     assert result.answer.resposta == answer
-    assert all(c["check"] != "stated_denial" for c in result.checks)
+    assert all(c["check"] != repair for c in result.checks)
 
 
 WEBHOOK_HTTP = "Puc fer servir una URL http normal per al webhook?"

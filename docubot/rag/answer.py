@@ -574,31 +574,22 @@ class DocuBot:
         translate: bool = True,
     ) -> AskResult:
         """The extractive answer, said to be one, with low confidence, when the model cannot give
-        a valid, verified one (passages scored against `searched`, the question retrieval used);
-        with `translate`, in the question's language when it was asked in another one than the
-        docs' and the model's translation passes the claim checks."""
+        a valid, verified one; with `translate`, translated by the model (`_extract_answer`)."""
         status(f"the model failed ({error}); answering from the fragments instead")
-        hits = list(retrieval.hits)
-        similarity = self._similarity(retrieval)
-        quoted = extract(searched, hits, similarity)
-        translation, check = (
-            self._translated_extract(quoted, question, hits, model, system, usage, status)
-            if translate
-            else (None, None)
-        )
-        answer = extractive_answer(
-            question,
-            hits,
-            self.settings.categories,
-            self.threshold,
-            degraded=True,
-            text=translation or quoted,
-            translated=translation is not None,
+        translator = model if translate else None
+        answer, checks = self._extract_answer(
+            question, searched, retrieval, translator, system, usage, status
         )
         result = AskResult(
-            answer, _sources(hits[:2]), "fallback", model.name, usage, timings_ms=timings, error=error
+            answer,
+            _sources(retrieval.hits[:2]),
+            "fallback",
+            model.name,
+            usage,
+            timings_ms=timings,
+            error=error,
         )
-        result.checks = [check] if check else []
+        result.checks = checks
         return result
 
     def _extracted(
@@ -611,20 +602,48 @@ class DocuBot:
     ) -> AskResult:
         """The docs' own passages as the answer (the `none` provider, or `answer_from=extract`),
         translated by the model, when there is one, for a question in another language."""
+        usage = Usage()
+        answer, checks = self._extract_answer(
+            question, searched, retrieval, model, system_prompt(), usage, status, degraded=False
+        )
+        result = AskResult(
+            answer, _sources(retrieval.hits[:2]), "answered", _provider(model), usage, grounded=True
+        )
+        result.checks = checks
+        return result
+
+    def _extract_answer(
+        self,
+        question: str,
+        searched: str,
+        retrieval: RetrievalResult,
+        translator: ChatModel | None,
+        system: str,
+        usage: Usage,
+        status: Status,
+        degraded: bool = True,
+    ) -> tuple[Answer, list[dict[str, Any]]]:
+        """The extract (passages scored against `searched`, the question retrieval used) as an
+        answer, in the question's language when `translator` translates it and the translation
+        passes the claim checks; with the translation's check for the log. `degraded`: said to
+        be a fallback."""
         hits = list(retrieval.hits)
         quoted = extract(searched, hits, self._similarity(retrieval))
-        usage = Usage()
         translation, check = (
-            self._translated_extract(quoted, question, hits, model, system_prompt(), usage, status)
-            if model is not None
+            self._translated_extract(quoted, question, hits, translator, system, usage, status)
+            if translator is not None
             else (None, None)
         )
         answer = extractive_answer(
-            question, hits, self.settings.categories, self.threshold, text=translation or quoted
+            question,
+            hits,
+            self.settings.categories,
+            self.threshold,
+            degraded=degraded,
+            text=translation or quoted,
+            translated=translation is not None,
         )
-        result = AskResult(answer, _sources(hits[:2]), "answered", _provider(model), usage, grounded=True)
-        result.checks = [check] if check else []
-        return result
+        return answer, [check] if check else []
 
     def _translated_extract(
         self,
