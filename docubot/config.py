@@ -89,10 +89,12 @@ class Settings(BaseSettings):
         description="Translate a question asked in another language than the docs' into theirs "
         "for retrieval (one short chat-model call; docs/answering.md).",
     )
-    answer_from: Literal["model", "extract"] = Field(
-        "model",
+    answer_from: Literal["auto", "model", "extract"] = Field(
+        "auto",
         description="`extract`: the answer is the docs' own passages (the `none` provider's), the "
-        "chat model only translating questions and extracts (docs/answering.md).",
+        "chat model only translating questions and extracts; `model`: the chat model writes it; "
+        "`auto`: `extract` with the embedded local model, `model` with openai/anthropic "
+        "(docs/answering.md).",
     )
 
     # Chat model

@@ -1,6 +1,8 @@
 """Answering end to end with the real local model (Qwen2.5-Coder-1.5B, llama.cpp) on the sample docs.
 
-Slow (tens of seconds an answer on 2 cores): marked `llm`. These are the cases the product must hold.
+Slow (tens of seconds an answer on 2 cores): marked `llm`. These are the cases the product must hold:
+first with the model writing the answer (`answer_from=model`, as with a hosted model), then as
+DocuBot answers by default with the embedded model (`auto`: the docs' passages, the model translating).
 """
 
 from __future__ import annotations
@@ -46,10 +48,21 @@ def sample_settings_module(sample_home):
 
 @pytest.fixture
 def ask(sample_settings_module, embedder, local_model):
+    """Ask with the model writing the answer (`answer_from=model`)."""
+    return asker(sample_settings_module.with_overrides(answer_from="model"), embedder, local_model)
+
+
+@pytest.fixture
+def ask_auto(sample_settings_module, embedder, local_model):
+    """Ask as DocuBot does by default with the embedded model (`answer_from=auto`)."""
+    return asker(sample_settings_module, embedder, local_model)
+
+
+def asker(settings, embedder, local_model):
     model = Counting(local_model)
 
     def run(question: str):
-        bot = DocuBot(sample_settings_module, embedder=embedder, chat_model=model)
+        bot = DocuBot(settings, embedder=embedder, chat_model=model)
         return bot.ask(question), model
 
     return run
@@ -142,3 +155,28 @@ def test_a_can_question_the_docs_deny_is_answered_no(ask) -> None:
     assert result.outcome == "answered", result.checks
     assert negates(result.answer.resposta) and "allarg" in fold(result.answer.resposta)
     assert result.answer.fonts == ["wiki/api/autenticacio"]
+
+
+def test_by_default_a_catalan_question_is_answered_from_the_docs_without_the_model(ask_auto) -> None:
+    result, model = ask_auto("Com exporto un informe de projecte a PDF?")
+    text = fold(result.answer.resposta)
+    assert model.calls == 0 and result.outcome == "answered" and result.grounded is True
+    assert result.answer.fonts == ["wiki/guies/informes-i-exportacio"]
+    assert "pdf no esta disponible" in text and "csv" in text
+
+
+def test_by_default_an_english_question_gets_the_passage_in_english(ask_auto) -> None:
+    """answers.jsonl a044 (tune): searched in Catalan, answered with the lockout passage translated."""
+    result, _ = ask_auto("How long does an account lockout last?")
+    assert result.checks[0]["check"] == "query_translation" and result.checks[0]["ok"], result.checks
+    assert result.outcome == "answered" and "15" in result.answer.resposta
+    assert guess_language(result.answer.resposta) == "en", result.checks
+    assert result.answer.fonts == ["wiki/administracio/seguretat-i-acces"]
+
+
+def test_by_default_a_spanish_question_gets_a_spanish_answer_with_the_menu_path_kept(ask_auto) -> None:
+    """answers.jsonl a036 (tune): the model translated the path into "Configuración > Facturación",
+    which the user's screen (in Catalan) does not show."""
+    result, _ = ask_auto("¿Dónde descargo las facturas antiguas?")
+    assert guess_language(result.answer.resposta) == "es", result.checks
+    assert "*Configuració > Facturació > Historial*" in result.answer.resposta, result.checks

@@ -21,8 +21,9 @@ EVAL_SET = Path(__file__).resolve().parents[1] / "evals" / "nubelia"
 ANSWERABLE_KINDS = {"fact", "table", "not_possible", "two_sections", "procedure"}
 UNANSWERABLE_KINDS = {"near_topic", "off_topic", "empty"}
 LANGS = {"ca", "es", "en"}
-SPLITS = {"tune", "holdout", "fresh"}
-"""`fresh`: held out like `holdout`, written after every other row and never read while tuning."""
+SPLITS = {"tune", "holdout", "fresh", "blind"}
+"""`fresh`: held out like `holdout`, written after every other row and never read while tuning.
+`blind`: held out, written by a helper in a later round and scored only on the final run."""
 ANSWER_KEYS = {"id", "question", "lang", "answerable", "kind", "gold", "facts", "forbidden", "split"}
 TURN_KEYS = {"user", "facts", "forbidden", "gold"}
 
@@ -110,7 +111,7 @@ def test_answer_set_has_the_required_composition() -> None:
     assert langs["es"] >= 8 and langs["en"] >= 8
     assert all(len(row["gold"]) >= 2 for row in rows if row["kind"] == "two_sections")
     holdout = Counter(row["kind"] for row in rows if row["split"] != "tune")
-    assert 0.25 <= sum(holdout.values()) / len(rows) <= 0.5
+    assert 0.25 <= sum(holdout.values()) / len(rows) <= 0.65
     assert all(holdout[kind] for kind, count in kinds.items() if count >= 3)
 
 

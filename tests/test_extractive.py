@@ -1,7 +1,7 @@
 """Extractive answers (the `none` provider and the model's fallback) on the real store and embedder."""
 
 from docubot.rag.answer import DocuBot
-from docubot.rag.extractive import MAX_SENTENCES, Passage, closest, passages
+from docubot.rag.extractive import MAX_SENTENCES, Passage, closest, extract, passages
 from docubot.rag.focus import Unit
 from docubot.store import Hit
 from docubot.text import sentences
@@ -61,3 +61,33 @@ def test_the_private_channel_question_gets_the_invite_command(sample_settings, e
     bot = DocuBot(sample_settings, embedder=embedder, chat_model=None)
     answer = bot.ask("no em surt el canal privat de slack al desplegable, que faig?").answer.resposta
     assert "/invite @Nubelia" in answer
+
+
+def test_a_procedure_is_said_whole(sample_settings, embedder) -> None:
+    """answers.jsonl a030: the extract said the procedure's second step ("fes clic a **Activa**")
+    and a sentence about recovery codes, not where to go nor the QR code to scan."""
+    bot = DocuBot(sample_settings, embedder=embedder, chat_model=None)
+    answer = bot.ask("com activo lo de la doble verificació al meu compte?").answer.resposta
+    assert "Ves a *Configuració > Seguretat*." in answer and "codi QR" in answer
+    assert answer.index("Configuració > Seguretat") < answer.index("Activa") < answer.index("codi QR")
+
+
+def test_each_question_of_a_message_gets_its_own_passages(sample_settings, embedder) -> None:
+    """answers.jsonl a025: "…com ho faig? i si algú perd el mòbil què?" got the recovery codes and
+    not how an administrator makes two-step verification compulsory (a third fragment)."""
+    bot = DocuBot(sample_settings, embedder=embedder, chat_model=None)
+    question = (
+        "Vull obligar tot l'equip a fer servir la verificació en 2 passos, com ho faig? "
+        "i si algú perd el mòbil què?"
+    )
+    result = bot.ask(question)
+    assert "Polítiques de l'espai de treball" in result.answer.resposta
+    assert "codis de recuperació" in result.answer.resposta
+
+
+def test_the_sources_are_the_fragments_quoted() -> None:
+    said = ["Exporta el projecte a CSV.", "El projecte surt en CSV.", "Tria el projecte i exporta'l."]
+    first = _hit("[Pàgina > Secció]\n" + " ".join(said), 0)
+    second = _hit("[Altra > Secció]\nRes a veure amb res.", 1)
+    quoted = extract("Com exporto el projecte a CSV?", [first, second])
+    assert quoted.text == " ".join(said) and quoted.hits == (first,)

@@ -13,6 +13,7 @@ from docubot.llm.base import (
     StreamEvent,
     Usage,
     complete,
+    is_embedded,
 )
 
 __all__ = [
@@ -25,6 +26,7 @@ __all__ = [
     "StreamEvent",
     "Usage",
     "complete",
+    "is_embedded",
     "make_chat_model",
 ]
 

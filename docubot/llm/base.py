@@ -72,6 +72,15 @@ class ChatModel(Protocol):
     def count_tokens(self, text: str) -> int: ...
 
 
+EMBEDDED_PROVIDER = "local"
+"""The provider part of the embedded llama.cpp model's name (`local/qwen2.5-…`)."""
+
+
+def is_embedded(model: ChatModel) -> bool:
+    """Whether `model` is the embedded local one (by its logged name: wrappers keep it)."""
+    return model.name.split("/", 1)[0] == EMBEDDED_PROVIDER
+
+
 def complete(
     model: ChatModel,
     request: ChatRequest,

@@ -13,7 +13,14 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from docubot.llm.base import ChatRequest, ContextWindowError, ProviderError, StreamEvent, Usage
+from docubot.llm.base import (
+    EMBEDDED_PROVIDER,
+    ChatRequest,
+    ContextWindowError,
+    ProviderError,
+    StreamEvent,
+    Usage,
+)
 from docubot.llm.model_file import local_model_path
 
 _models: dict[tuple[str, int, int], Any] = {}
@@ -25,7 +32,7 @@ class LocalModel:
 
     def __init__(self, model_dir: Path, context_window: int = 4096, threads: int = 2) -> None:
         self.path = local_model_path(model_dir)
-        self.name = "local/qwen2.5-coder-1.5b-instruct-q4_k_m"
+        self.name = f"{EMBEDDED_PROVIDER}/qwen2.5-coder-1.5b-instruct-q4_k_m"
         self.context_window = context_window
         self._llama = _load(self.path, context_window, threads)
         self._lock = threading.Lock()

@@ -29,9 +29,10 @@ from docubot.llm import (
     ProviderError,
     Usage,
     complete,
+    is_embedded,
 )
 from docubot.rag.category import page_category
-from docubot.rag.claims import check_claims
+from docubot.rag.claims import check_claims, left_out
 from docubot.rag.contract import (
     Answer,
     ContractError,
@@ -41,7 +42,7 @@ from docubot.rag.contract import (
     sources_for,
 )
 from docubot.rag.denial import denial_answer
-from docubot.rag.extractive import docs_language, extract, extractive_answer
+from docubot.rag.extractive import Extract, docs_language, extract, extractive_answer
 from docubot.rag.focus import focus
 from docubot.rag.keyword import KeywordSearch
 from docubot.rag.prompt import (
@@ -63,7 +64,15 @@ from docubot.rag.question import QuestionError as QuestionError  # re-exported: 
 from docubot.rag.repair import anchored, denied_reply, model_refused, unheeded_denial
 from docubot.rag.retrieve import LATEST, Mode, RetrievalResult, build_filters
 from docubot.rag.stream_json import FieldStreamer
-from docubot.rag.translate import parse_translation, translation_request
+from docubot.rag.translate import (
+    PIVOT,
+    TRANSLATOR_SYSTEM,
+    masked,
+    parse_translation,
+    plain_ela_geminada,
+    translation_request,
+    unmasked,
+)
 from docubot.rag.verify import (
     DENIAL_NOTE,
     Verdict,
@@ -244,7 +253,7 @@ class DocuBot:
             result = AskResult(refusal(), [], "refused", _provider(model))
             if on_text:
                 on_text(result.answer.resposta)
-        elif model is None or self.settings.answer_from == "extract":
+        elif model is None or self._answers_from_extract(model):
             result = self._extracted(question, searched, retrieval, model, status)
             if on_text:
                 on_text(result.answer.resposta)
@@ -264,6 +273,18 @@ class DocuBot:
         self._log(question, query_filters, result, context, searched)
         return result
 
+    def _answers_from_extract(self, model: ChatModel) -> bool:
+        """`answer_from`: `auto` lets the docs' passages answer for the embedded model (on the
+        questions held out while tuning they were right far more often than its own answers:
+        README, "Whole answers") and a hosted model write its own."""
+        chosen = self.settings.answer_from
+        return chosen == "extract" or (chosen == "auto" and is_embedded(model))
+
+    def _translating_system(self, model: ChatModel) -> str:
+        """The system prompt of a question's translation: the answering one when the model will
+        answer next (llama.cpp's prefix cache keeps it), the translator's when it only translates."""
+        return TRANSLATOR_SYSTEM if self._answers_from_extract(model) else system_prompt()
+
     def _translated_query(self, question: str, model: ChatModel | None, status: Status) -> QueryTranslation:
         """`question` in the docs' language for retrieval, when it is asked in another one and a
         chat model can translate it (`text` None otherwise: search with the question itself)."""
@@ -276,7 +297,7 @@ class DocuBot:
         status(f"translating the question into {target} for the search…")
         started = time.perf_counter()
         translation = translate_query(
-            question, source, target, model, system_prompt(), self.settings.temperature
+            question, source, target, model, self._translating_system(model), self.settings.temperature
         )
         translation.check["ms"] = _ms_since(started)
         return translation
@@ -577,12 +598,12 @@ class DocuBot:
         a valid, verified one; with `translate`, translated by the model (`_extract_answer`)."""
         status(f"the model failed ({error}); answering from the fragments instead")
         translator = model if translate else None
-        answer, checks = self._extract_answer(
+        answer, quoted, checks = self._extract_answer(
             question, searched, retrieval, translator, system, usage, status
         )
         result = AskResult(
             answer,
-            _sources(retrieval.hits[:2]),
+            _sources(quoted),
             "fallback",
             model.name,
             usage,
@@ -603,12 +624,10 @@ class DocuBot:
         """The docs' own passages as the answer (the `none` provider, or `answer_from=extract`),
         translated by the model, when there is one, for a question in another language."""
         usage = Usage()
-        answer, checks = self._extract_answer(
-            question, searched, retrieval, model, system_prompt(), usage, status, degraded=False
+        answer, quoted, checks = self._extract_answer(
+            question, searched, retrieval, model, TRANSLATOR_SYSTEM, usage, status, degraded=False
         )
-        result = AskResult(
-            answer, _sources(retrieval.hits[:2]), "answered", _provider(model), usage, grounded=True
-        )
+        result = AskResult(answer, _sources(quoted), "answered", _provider(model), usage, grounded=True)
         result.checks = checks
         return result
 
@@ -622,57 +641,70 @@ class DocuBot:
         usage: Usage,
         status: Status,
         degraded: bool = True,
-    ) -> tuple[Answer, list[dict[str, Any]]]:
+    ) -> tuple[Answer, tuple[Hit, ...], list[dict[str, Any]]]:
         """The extract (passages scored against `searched`, the question retrieval used) as an
         answer, in the question's language when `translator` translates it and the translation
-        passes the claim checks; with the translation's check for the log. `degraded`: said to
-        be a fallback."""
-        hits = list(retrieval.hits)
-        quoted = extract(searched, hits, self._similarity(retrieval))
+        passes the claim checks; with the hits it quotes and the translation's check for the log.
+        `degraded`: said to be a fallback."""
+        quoted = extract(searched, retrieval.hits, self._similarity(retrieval))
         translation, check = (
-            self._translated_extract(quoted, question, hits, translator, system, usage, status)
+            self._translated_extract(quoted, question, translator, system, usage, status)
             if translator is not None
             else (None, None)
         )
         answer = extractive_answer(
-            question,
-            hits,
-            self.settings.categories,
-            self.threshold,
-            degraded=degraded,
-            text=translation or quoted,
-            translated=translation is not None,
+            question, quoted, self.settings.categories, self.threshold, degraded, translation
         )
-        return answer, [check] if check else []
+        return answer, quoted.hits, [check] if check else []
 
     def _translated_extract(
         self,
-        quoted: str,
+        quoted: Extract,
         question: str,
-        hits: Sequence[Hit],
         model: ChatModel,
         system: str,
         usage: Usage,
         status: Status,
     ) -> tuple[str | None, dict[str, Any] | None]:
         """`quoted` in the question's language (None: same language, or the translation failed or
-        changed a number, path, name or negation), and its check for the log."""
-        source = detect_language(quoted, fallback=docs_language(hits[:2]))
+        changed a number, path, name or negation), and its check for the log. Its code and menu
+        paths are kept out of the model's hands (`masked`) and put back as they are."""
+        source = detect_language(quoted.text, fallback=docs_language(quoted.hits))
         wanted = detect_language(question, fallback=source)
         if wanted == source:
             return None, None
         status(f"translating the answer into {wanted}…")
         check: dict[str, Any] = {"check": "fallback_translation", "language": wanted}
         try:
-            translated = self._translate(quoted, source, wanted, model, system, usage)
+            translated = self._masked_translation(quoted.text, source, wanted, model, system, usage, check)
         except (ProviderError, ContractError) as exc:
             return None, {**check, "ok": False, "why": str(exc)}
-        claims = check_claims(translated, [quoted], question, [quoted])
-        written = guess_language(translated)
-        if not claims.supported or written != wanted:
-            why = claims.problem() if not claims.supported else f"written in {written}"
-            return None, {**check, "ok": False, "why": why}
+        if translated is None:
+            return None, {**check, "ok": False, "why": "a kept code or menu path was lost"}
+        problem = _translation_problem(translated, quoted.text, question, wanted)
+        if problem is not None:
+            return None, {**check, "ok": False, "why": problem}
         return translated, {**check, "ok": True}
+
+    def _masked_translation(
+        self,
+        text: str,
+        source: str,
+        wanted: str,
+        model: ChatModel,
+        system: str,
+        usage: Usage,
+        check: dict[str, Any],
+    ) -> str | None:
+        """`text` translated with its code and menu paths masked and put back (None when one was
+        lost); through English (`PIVOT`, noted in `check`) when the model copied it back."""
+        masked_text, kept = masked(plain_ela_geminada(text) if source == "ca" else text)
+        translated = self._translate(masked_text, source, wanted, model, system, usage)
+        if guess_language(translated) != wanted and PIVOT not in (source, wanted):
+            check["through"] = PIVOT
+            english = self._translate(masked_text, source, PIVOT, model, system, usage)
+            translated = self._translate(english, PIVOT, wanted, model, system, usage)
+        return unmasked(translated, kept)
 
     def _similarity(self, retrieval: RetrievalResult) -> Callable[[Sequence[str]], Sequence[float]]:
         """Each text's cosine to the retrieved question (what focusing and extracts rank by)."""
@@ -813,6 +845,20 @@ def _from_cache(hit: CacheHit) -> AskResult:
         grounded=cached["grounded"],
         cache=hit.kind,
     )
+
+
+def _translation_problem(translated: str, original: str, question: str, wanted: str) -> str | None:
+    """Why a translation of the docs' `original` cannot stand in for it: a number, path, name or
+    negation it adds or changes, one of its numbers, paths, identifiers or plan names that it
+    leaves out ("Enterprise" became "Empresa"), or another language than `wanted`; None if none."""
+    claims = check_claims(translated, [original], question, [original])
+    if not claims.supported:
+        return claims.problem()
+    lost = left_out(original, translated, question)
+    if lost:
+        return f"left out {lost[0].describe()}"
+    written = guess_language(translated)
+    return None if written == wanted else f"written in {written}"
 
 
 def _provider(model: ChatModel | None) -> str:

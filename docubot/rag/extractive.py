@@ -13,6 +13,7 @@ stems alone. A unit repeated by chunk overlap is said once.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
@@ -20,9 +21,12 @@ from docubot.rag.category import page_category
 from docubot.rag.contract import Answer
 from docubot.rag.focus import LIST_ITEM, Similarity, Unit, deduplicated, matching_rows, unit_scores, units
 from docubot.store import Hit
-from docubot.text import DEFAULT_LANGUAGE, content_stems, detect_language
+from docubot.text import DEFAULT_LANGUAGE, content_stems, detect_language, question_parts
 
 MAX_SENTENCES = 3
+MAX_STEPS = 10
+"""A numbered list (a procedure) whose step is the best passage is said whole, up to this many steps."""
+STEP = re.compile(r"^\s*\d+[.)]\s+")
 ONE_LINE_CODE = 80
 """A code block of one line this short is said with the sentence that introduces it ("escriu:")."""
 KEEP_WITHIN = 0.06
@@ -51,35 +55,49 @@ class Passage:
     position: int
 
 
-def extract(question: str, hits: Sequence[Hit], similarity: Similarity | None = None) -> str:
-    """The passages of the two best fragments closest to the question, in the docs' order."""
-    top = list(hits[:2])
-    chosen = closest(passages(top, question), question, similarity)
-    return " ".join(p.unit.text for p in chosen) or top[0].text.split("\n", 1)[-1][:500]
+@dataclass(frozen=True)
+class Extract:
+    """The passages said, joined, and the fragments (hits) they come from, best first."""
+
+    text: str
+    hits: tuple[Hit, ...]
+
+
+def extract(question: str, hits: Sequence[Hit], similarity: Similarity | None = None) -> Extract:
+    """The passages of the two best fragments closest to the question, in the docs' order; for a
+    message asking several questions ("…? i …?"), those closest to each of them, from two
+    fragments per question."""
+    parts = question_parts(question)
+    top = list(hits[: 2 * len(parts)])
+    candidates = passages(top, question)
+    chosen = {id(p): p for part in parts for p in closest(candidates, part, similarity)}
+    ordered = sorted(chosen.values(), key=_where)
+    if not ordered:
+        return Extract(top[0].text.split("\n", 1)[-1][:500], (top[0],))
+    quoted = tuple(top[rank] for rank in sorted({p.rank for p in ordered}))
+    return Extract(" ".join(p.unit.text for p in ordered), quoted)
 
 
 def extractive_answer(
     question: str,
-    hits: Sequence[Hit],
+    quoted: Extract,
     categories: Sequence[str],
     threshold: float,
     degraded: bool = False,
-    similarity: Similarity | None = None,
-    text: str | None = None,
-    translated: bool = False,
+    translation: str | None = None,
 ) -> Answer:
-    """The `extract` as the answer (`text`: one made already, or its checked translation into the
-    question's language, `translated`); `degraded` (the model failed) says so first."""
-    top = list(hits[:2])
-    text = text or extract(question, top, similarity)
+    """The extract `quoted` as the answer, or its checked `translation` into the question's
+    language; `degraded` (the model failed) says so first."""
+    text = translation or quoted.text
     if degraded:
-        lead = TRANSLATED_LEAD if translated else DEGRADED_LEAD
-        text = f"{lead[detect_language(question, fallback=docs_language(top))]} {text}"
+        lead = TRANSLATED_LEAD if translation else DEGRADED_LEAD
+        text = f"{lead[detect_language(question, fallback=docs_language(quoted.hits))]} {text}"
+    best = quoted.hits[0]
     return Answer(
-        categoria=page_category(top[0].metadata, categories),
+        categoria=page_category(best.metadata, categories),
         resposta=text,
-        fonts=sorted({h.metadata["url"] for h in top}),
-        confianca="baixa" if degraded else _confidence(top[0].score, threshold),
+        fonts=sorted({h.metadata["url"] for h in quoted.hits}),
+        confianca="baixa" if degraded else _confidence(best.score, threshold),
     )
 
 
@@ -96,8 +114,9 @@ def passages(hits: Sequence[Hit], question: str) -> list[Passage]:
                 said = out[-1]  # "…obre el canal privat a Slack i escriu:" says nothing without it
                 out[-1] = replace(said, unit=replace(said.unit, text=f"{said.unit.text} `{command}`"))
                 continue
+            kind = "step" if unit.kind == "list" and STEP.match(unit.text) else unit.kind
             for text in _quotable(unit, question):
-                out.append(Passage(Unit(unit.kind, text, unit.line), rank, len(out)))
+                out.append(Passage(Unit(kind, text, unit.line), rank, len(out)))
     kept = {id(u) for u in deduplicated([p.unit for p in out])}
     return [p for p in out if id(p.unit) in kept]
 
@@ -117,7 +136,20 @@ def closest(candidates: Sequence[Passage], question: str, similarity: Similarity
     order = sorted(range(len(candidates)), key=lambda i: -ranked[i])[:MAX_SENTENCES]
     if similarity is not None:
         order = [i for i in order if ranked[i] >= ranked[order[0]] - KEEP_WITHIN]
-    return [candidates[i] for i in sorted(order)]
+    chosen = [candidates[i] for i in order]
+    return sorted({id(p): p for p in [*chosen, *_procedure(chosen[0], candidates)]}.values(), key=_where)
+
+
+def _procedure(best: Passage, candidates: Sequence[Passage]) -> list[Passage]:
+    """Every step of the numbered list `best` is a step of (none when it is not one): a procedure
+    is said whole ("com activo…?" got its second step and a sentence about recovery codes)."""
+    if best.unit.kind != "step":
+        return []
+    return [p for p in candidates if p.rank == best.rank and p.unit.line == best.unit.line][:MAX_STEPS]
+
+
+def _where(passage: Passage) -> int:
+    return passage.position
 
 
 def _one_line(unit: Unit) -> str | None:
