@@ -223,7 +223,9 @@ def answers_command(
     llm: str = typer.Option(None, "--llm", help="local | openai | anthropic | none (default: DOCUBOT_LLM)."),
     limit: int = typer.Option(None, "--limit", min=1, help="Only the first N questions."),
     sample_size: int = typer.Option(None, "--sample", min=1, help="N questions spread over the set."),
-    split: str = typer.Option(None, "--split", help="tune | holdout | fresh | blind (answers.jsonl): that part."),
+    split: str = typer.Option(
+        None, "--split", help="tune | holdout | fresh | blind (answers.jsonl): that part."
+    ),
     as_json: bool = typer.Option(False, "--json"),
 ) -> None:
     """The whole answering path per question: contract, refusals, sources, facts, forbidden values,
