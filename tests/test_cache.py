@@ -289,7 +289,8 @@ class _CountingModel:
 @pytest.mark.llm
 def test_a_real_model_answer_is_served_again_from_both_caches(cached_settings, embedder, local_model) -> None:
     model = _CountingModel(local_model)
-    bot = DocuBot(cached_settings.with_overrides(llm="local"), embedder=embedder, chat_model=model)
+    settings = cached_settings.with_overrides(llm="local", answer_from="model")  # the model's own answer
+    bot = DocuBot(settings, embedder=embedder, chat_model=model)
     first = bot.ask(PDF)
     assert first.outcome == "answered" and first.answer.confianca != "baixa", first.error
     assert bot.ask(PDF).cache == "exact"
