@@ -196,7 +196,8 @@ class Conversation:
         """The standalone question: by the model, by rule when there is none or it fails."""
         if self._meter is not None:
             try:
-                return rewrite_with_model(self._meter, text, history)
+                quoted = self.bot.answers_from_extract(self._meter)  # answers that are the docs' passages
+                return rewrite_with_model(self._meter, text, history, with_answers=not quoted)
             except ProviderError:
                 pass
         return rewrite_without_model(text, history)

@@ -51,9 +51,17 @@ def needs_rewrite(question: str, history: Sequence[Message]) -> bool:
     return bool(short or _FOLLOW_UP_START.search(folded) or _REFERRING.search(folded))
 
 
-def rewrite_with_model(model: ChatModel, question: str, history: Sequence[Message], turns: int = 2) -> str:
-    """The standalone question by the chat model from the last `turns` turns (the question on failure)."""
+def rewrite_with_model(
+    model: ChatModel, question: str, history: Sequence[Message], turns: int = 2, with_answers: bool = True
+) -> str:
+    """The standalone question by the chat model from the last `turns` turns (the question on failure).
+    Without `with_answers`, from the user's own messages alone: after "Com exporto un projecte a
+    CSV?" answered with the docs' passages (a procedure, the plans' sentence), the local model
+    rewrote "I això està disponible al pla Starter?" as "Està disponible al pla Starter?"; from the
+    question alone, as "La exportació de projectes a CSV està disponible al pla Starter?"."""
     recent = list(history)[-2 * turns :]
+    if not with_answers:
+        recent = [m for m in recent if m.role == "user"]
     conversation = "\n".join(
         f"{'Usuari' if m.role == 'user' else 'Assistent'}: {m.content[:500]}" for m in recent
     )

@@ -253,7 +253,7 @@ class DocuBot:
             result = AskResult(refusal(), [], "refused", _provider(model))
             if on_text:
                 on_text(result.answer.resposta)
-        elif model is None or self._answers_from_extract(model):
+        elif model is None or self.answers_from_extract(model):
             result = self._extracted(question, searched, retrieval, model, status)
             if on_text:
                 on_text(result.answer.resposta)
@@ -273,7 +273,7 @@ class DocuBot:
         self._log(question, query_filters, result, context, searched)
         return result
 
-    def _answers_from_extract(self, model: ChatModel) -> bool:
+    def answers_from_extract(self, model: ChatModel) -> bool:
         """`answer_from`: `auto` lets the docs' passages answer for the embedded model (on the
         questions held out while tuning they were right far more often than its own answers:
         README, "Whole answers") and a hosted model write its own."""
@@ -283,7 +283,7 @@ class DocuBot:
     def _translating_system(self, model: ChatModel) -> str:
         """The system prompt of a question's translation: the answering one when the model will
         answer next (llama.cpp's prefix cache keeps it), the translator's when it only translates."""
-        return TRANSLATOR_SYSTEM if self._answers_from_extract(model) else system_prompt()
+        return TRANSLATOR_SYSTEM if self.answers_from_extract(model) else system_prompt()
 
     def _translated_query(self, question: str, model: ChatModel | None, status: Status) -> QueryTranslation:
         """`question` in the docs' language for retrieval, when it is asked in another one and a
