@@ -8,7 +8,9 @@ the question names, spelled out with their column names; a one-line command with
 ending in ":" that introduces it) closest to the question: with an
 embedder, by the same score that focuses the model's context (multilingual cosine plus the
 question's stems and, for "how many" questions, numbers; `focus.py`), else by the question's
-stems alone. A unit repeated by chunk overlap is said once.
+stems alone. A unit repeated by chunk overlap is said once. When the best passage is a step of a
+numbered list, the whole procedure is said; a message asking several questions ("…? i …?") gets
+the passages closest to each of them.
 """
 
 from __future__ import annotations
