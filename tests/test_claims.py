@@ -44,6 +44,22 @@ def test_numbers_are_read_in_digits_and_words_in_three_languages() -> None:
 
 
 @pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Fes clic a **Nou webhook**: Nubelia crea un calendari nou anomenat *Nubelia*.", set()),
+        ("Com creo un projecte nou?", set()),
+        ("To set up the webhook, choose a set of events.", set()),
+        ("El problema es deu a la xarxa.", set()),
+        ("Tens nou dies per acceptar-la; set hores, deu usuaris.", {9.0, 7.0, 10.0}),
+    ],
+)
+def test_words_that_are_numbers_only_before_a_plural_are_read_so(text: str, expected: set[float]) -> None:
+    """Catalan "nou" is new as well as nine, "set" an English word, "deu" also "is due": the
+    translation of "**Nou webhook**" as "**New webhook**" was rejected for leaving out a 9."""
+    assert numbers(text) == expected
+
+
+@pytest.mark.parametrize(
     "answer",
     [
         "L'enllaç és vàlid durant 24 hores.",

@@ -91,3 +91,26 @@ def test_the_sources_are_the_fragments_quoted() -> None:
     second = _hit("[Altra > Secció]\nRes a veure amb res.", 1)
     quoted = extract("Com exporto el projecte a CSV?", [first, second])
     assert quoted.text == " ".join(said) and quoted.hits == (first,)
+
+
+def test_a_table_row_the_question_only_describes_is_quoted(sample_settings, embedder) -> None:
+    """answers.jsonl a010: a question naming no row label ("if I leave out the Authorization
+    header") shared too few stems with any row, so the errors table gave no passage and the answer
+    was the sentence on how to send the token. Every row is now a candidate, scored like a sentence."""
+    bot = DocuBot(sample_settings, embedder=embedder, chat_model=None)
+    answer = bot.ask("What error code do I get if I forget the Authorization header?").answer.resposta
+    assert "token_missing" in answer
+
+
+def test_one_row_of_a_table_the_question_does_not_name_is_quoted() -> None:
+    """holdout a002: "how much storage on the business plan", searched as its translation with no
+    plan named, quoted the Business row and Enterprise's "1 TB" after it (rows of one table score
+    alike). A row named by the user's own words (`asked`) is quoted as named."""
+    table = "[Plans > Comparativa]\n| Pla | Emmagatzematge |\n|---|---|\n| Starter | 10 GB |\n"
+    table += "| Business | 100 GB |"
+    alike = lambda texts: [0.9 - 0.001 * i for i in range(len(texts))]  # noqa: E731
+    described = extract("Quant emmagatzematge inclou el pla?", [_hit(table, 0)], alike).text
+    assert described == "Starter — Emmagatzematge: 10 GB."
+    asked = "business plan storage"
+    named = extract("Quant emmagatzematge inclou?", [_hit(table, 0)], alike, asked=asked).text
+    assert named == "Business — Emmagatzematge: 100 GB."

@@ -646,7 +646,7 @@ class DocuBot:
         answer, in the question's language when `translator` translates it and the translation
         passes the claim checks; with the hits it quotes and the translation's check for the log.
         `degraded`: said to be a fallback."""
-        quoted = extract(searched, retrieval.hits, self._similarity(retrieval))
+        quoted = extract(searched, retrieval.hits, self._similarity(retrieval), asked=question)
         translation, check = (
             self._translated_extract(quoted, question, translator, system, usage, status)
             if translator is not None
@@ -676,9 +676,11 @@ class DocuBot:
         status(f"translating the answer into {wanted}…")
         check: dict[str, Any] = {"check": "fallback_translation", "language": wanted}
         try:
-            translated = self._masked_translation(quoted.text, source, wanted, model, system, usage, check)
+            translated, through = self._masked_translation(quoted.text, source, wanted, model, system, usage)
         except (ProviderError, ContractError) as exc:
             return None, {**check, "ok": False, "why": str(exc)}
+        if through is not None:
+            check["through"] = through
         if translated is None:
             return None, {**check, "ok": False, "why": "a kept code or menu path was lost"}
         problem = _translation_problem(translated, quoted.text, question, wanted)
@@ -694,17 +696,18 @@ class DocuBot:
         model: ChatModel,
         system: str,
         usage: Usage,
-        check: dict[str, Any],
-    ) -> str | None:
+    ) -> tuple[str | None, str | None]:
         """`text` translated with its code and menu paths masked and put back (None when one was
-        lost); through English (`PIVOT`, noted in `check`) when the model copied it back."""
+        lost), and the language it went through: English (`PIVOT`) when the model copied it back,
+        else None."""
         masked_text, kept = masked(plain_ela_geminada(text) if source == "ca" else text)
         translated = self._translate(masked_text, source, wanted, model, system, usage)
+        through = None
         if guess_language(translated) != wanted and PIVOT not in (source, wanted):
-            check["through"] = PIVOT
+            through = PIVOT
             english = self._translate(masked_text, source, PIVOT, model, system, usage)
             translated = self._translate(english, PIVOT, wanted, model, system, usage)
-        return unmasked(translated, kept)
+        return unmasked(translated, kept), through
 
     def _similarity(self, retrieval: RetrievalResult) -> Callable[[Sequence[str]], Sequence[float]]:
         """Each text's cosine to the retrieved question (what focusing and extracts rank by)."""

@@ -3,14 +3,14 @@
 Also the degradation path when the chat model fails: the user still gets the most relevant
 passages with their sources.
 
-The passages are the units of the two best fragments (sentences, list items, and the table rows
-the question names, spelled out with their column names; a one-line command with the sentence
-ending in ":" that introduces it) closest to the question: with an
-embedder, by the same score that focuses the model's context (multilingual cosine plus the
-question's stems and, for "how many" questions, numbers; `focus.py`), else by the question's
-stems alone. A unit repeated by chunk overlap is said once. When the best passage is a step of a
-numbered list, the whole procedure is said; a message asking several questions ("…? i …?") gets
-the passages closest to each of them.
+The passages are the units of the two best fragments (sentences, list items, table rows spelled
+out with their column names: the rows the question names, else every row; a one-line command
+with the sentence ending in ":" that introduces it) closest to the question: with an embedder, by
+the same score that focuses the model's context (multilingual cosine plus the question's stems
+and, for "how many" questions, numbers; `focus.py`), else by the question's stems alone. A unit
+repeated by chunk overlap is said once. When the best passage is a step of a numbered list, the
+whole procedure is said; a message asking several questions ("…? i …?") gets the passages closest
+to each of them.
 """
 
 from __future__ import annotations
@@ -21,11 +21,15 @@ from dataclasses import dataclass, replace
 
 from docubot.rag.category import page_category
 from docubot.rag.contract import Answer
-from docubot.rag.focus import LIST_ITEM, Similarity, Unit, deduplicated, matching_rows, unit_scores, units
+from docubot.rag.focus import LIST_ITEM, Similarity, Unit, deduplicated, quotable_rows, unit_scores, units
 from docubot.store import Hit
 from docubot.text import DEFAULT_LANGUAGE, content_stems, detect_language, question_parts
 
 MAX_SENTENCES = 3
+FRAGMENTS_PER_PART = 2
+"""Passages come from this many of the best fragments per question of the message."""
+DESCRIBED_ROW = "described_row"
+"""A table row quoted because it scores well, not because the question names it: one per table."""
 MAX_STEPS = 10
 """A numbered list (a procedure) whose step is the best passage is said whole, up to this many steps."""
 STEP = re.compile(r"^\s*\d+[.)]\s+")
@@ -65,13 +69,16 @@ class Extract:
     hits: tuple[Hit, ...]
 
 
-def extract(question: str, hits: Sequence[Hit], similarity: Similarity | None = None) -> Extract:
+def extract(
+    question: str, hits: Sequence[Hit], similarity: Similarity | None = None, asked: str = ""
+) -> Extract:
     """The passages of the two best fragments closest to the question, in the docs' order; for a
     message asking several questions ("…? i …?"), those closest to each of them, from two
-    fragments per question."""
+    fragments per question. A table row is also named by `asked`, the user's own words when the
+    question searched is their translation ("business plan" → "pla empresarial")."""
     parts = question_parts(question)
-    top = list(hits[: 2 * len(parts)])
-    candidates = passages(top, question)
+    top = list(hits[: FRAGMENTS_PER_PART * len(parts)])
+    candidates = passages(top, f"{question} {asked}".strip())
     chosen = {id(p): p for part in parts for p in closest(candidates, part, similarity)}
     ordered = sorted(chosen.values(), key=_where)
     if not ordered:
@@ -105,7 +112,7 @@ def extractive_answer(
 
 def passages(hits: Sequence[Hit], question: str) -> list[Passage]:
     """The quotable units of `hits` (their heading line left out): sentences, list items without
-    their markers, and the table rows the question names or describes (`matching_rows`); code and
+    their markers, and the table rows the question names, else every row (`quotable_rows`); code and
     other rows are not quotable, except a one-line command after the sentence that introduces it."""
     out: list[Passage] = []
     for rank, hit in enumerate(hits):
@@ -116,8 +123,8 @@ def passages(hits: Sequence[Hit], question: str) -> list[Passage]:
                 said = out[-1]  # "…obre el canal privat a Slack i escriu:" says nothing without it
                 out[-1] = replace(said, unit=replace(said.unit, text=f"{said.unit.text} `{command}`"))
                 continue
-            kind = "step" if unit.kind == "list" and STEP.match(unit.text) else unit.kind
-            for text in _quotable(unit, question):
+            kind, texts = _quotable(unit, question)
+            for text in texts:
                 out.append(Passage(Unit(kind, text, unit.line), rank, len(out)))
     kept = {id(u) for u in deduplicated([p.unit for p in out])}
     return [p for p in out if id(p.unit) in kept]
@@ -135,11 +142,30 @@ def closest(candidates: Sequence[Passage], question: str, similarity: Similarity
         ranked = [
             len(content_stems(p.unit.text) & wanted) - 0.5 * p.rank - 0.01 * p.position for p in candidates
         ]
-    order = sorted(range(len(candidates)), key=lambda i: -ranked[i])[:MAX_SENTENCES]
+    order = _one_described_row_per_table(sorted(range(len(candidates)), key=lambda i: -ranked[i]), candidates)
+    order = order[:MAX_SENTENCES]
     if similarity is not None:
         order = [i for i in order if ranked[i] >= ranked[order[0]] - KEEP_WITHIN]
     chosen = [candidates[i] for i in order]
     return sorted({id(p): p for p in [*chosen, *_procedure(chosen[0], candidates)]}.values(), key=_where)
+
+
+def _one_described_row_per_table(order: list[int], candidates: Sequence[Passage]) -> list[int]:
+    """`order` (best first) keeping only the best row of each table whose rows the question does
+    not name: the rows of one table score alike, and a second is another plan's or error's values
+    ("how much storage on the business plan?", translated without "Business", got Enterprise's
+    1 TB too)."""
+    seen: set[tuple[int, int]] = set()
+    kept = []
+    for i in order:
+        passage = candidates[i]
+        if passage.unit.kind == DESCRIBED_ROW:
+            where = (passage.rank, passage.unit.line)
+            if where in seen:
+                continue
+            seen.add(where)
+        kept.append(i)
+    return kept
 
 
 def _procedure(best: Passage, candidates: Sequence[Passage]) -> list[Passage]:
@@ -162,14 +188,18 @@ def _one_line(unit: Unit) -> str | None:
     return body[0] if len(body) == 1 and len(body[0]) <= ONE_LINE_CODE and "`" not in body[0] else None
 
 
-def _quotable(unit: Unit, question: str) -> list[str]:
+def _quotable(unit: Unit, question: str) -> tuple[str, list[str]]:
+    """The passage kind of `unit`'s pieces (`step` for a numbered list's items, `row` for the
+    table rows the question names, DESCRIBED_ROW for every row when it names none) and their texts."""
     if unit.kind == "prose":
-        return [unit.text]
+        return unit.kind, [unit.text]
     if unit.kind == "list":
-        return [LIST_ITEM.sub("", line).strip() for line in unit.text.split("\n") if line.strip()]
+        kind = "step" if STEP.match(unit.text) else unit.kind
+        return kind, [LIST_ITEM.sub("", line).strip() for line in unit.text.split("\n") if line.strip()]
     if unit.kind == "table":
-        return matching_rows(unit.text, question)
-    return []
+        rows, named = quotable_rows(unit.text, question)
+        return ("row" if named else DESCRIBED_ROW), rows
+    return unit.kind, []
 
 
 def docs_language(hits: Sequence[Hit]) -> str:

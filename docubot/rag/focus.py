@@ -177,13 +177,30 @@ def matching_rows(table: str, question: str) -> list[str]:
     if len(rows) < 2:
         return []
     header, body = rows[0], rows[1:]
+    return [_spelled_out(header, row) for row in _named(body, question) or _closest_row(body, question)]
+
+
+def quotable_rows(table: str, question: str) -> tuple[list[str], bool]:
+    """The rows of `table` the question names by their label, else every row, spelled out with
+    their column names, and whether they were named: candidates to quote, each scored against the
+    question like a sentence ("quin error surt si no poso la capçalera?" names no row, and its row
+    says "capçalera")."""
+    rows = [_cells(line) for line in table.split("\n") if line.strip() and not _is_separator(line)]
+    if len(rows) < 2:
+        return [], False
+    header, body = rows[0], rows[1:]
+    named = _named(body, question)
+    return [_spelled_out(header, row) for row in named or body], bool(named)
+
+
+def _named(body: Sequence[list[str]], question: str) -> list[list[str]]:
+    """The rows whose label (first cell) the question names as a whole word."""
     asked = fold(question)
-    named = [
+    return [
         row
         for row in body
         if (label := fold(row[0]).strip()) and re.search(rf"\b{re.escape(label)}\b", asked)
     ]
-    return [_spelled_out(header, row) for row in named or _closest_row(body, question)]
 
 
 def _closest_row(body: Sequence[list[str]], question: str) -> list[list[str]]:

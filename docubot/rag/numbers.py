@@ -1,7 +1,9 @@
 """Numbers in text, written in digits or in words (Catalan, Spanish, English), as comparable values.
 
 `numbers("vint-i-quatre hores, 4,80 € i 1.000 peticions")` → {24.0, 4.8, 1000.0}. "One"/"un"/"una"
-are left out: in these languages they are mostly articles, not amounts.
+are left out: in these languages they are mostly articles, not amounts. Words that are also
+common words ("nou": new, "set": an English verb, "deu": "is due") count only before a plural
+("nou dies", "set hores").
 """
 
 from __future__ import annotations
@@ -36,6 +38,9 @@ _BIG = {"cent": 100, "cien": 100, "hundred": 100, "mil": 1000, "thousand": 1000}
 _SPANISH_TWENTIES = {"veintiuno": 21, "veintidos": 22, "veintitres": 23, "veinticuatro": 24,
                      "veinticinco": 25, "veintiseis": 26, "veintisiete": 27, "veintiocho": 28,
                      "veintinueve": 29}  # fmt: skip
+_AMBIGUOUS = {"nou", "set", "deu", "cent"}
+"""Number words that are also common words: "**Nou webhook**", "a set of events", "es deu a"."""
+_PLURAL_NEXT = re.compile(r"\s+[a-z]{2,}s\b")
 _DIGITS = re.compile(r"(?<![\w.,])\d{1,3}(?:\.\d{3})+(?![\d])|\d+(?:[.,]\d+)?")
 _WORD = re.compile(r"[a-z]+(?:-i-[a-z]+|-[a-z]+)?")
 
@@ -51,6 +56,8 @@ def number_spans(folded: str) -> list[tuple[str, float]]:
     found = [(m.group(), _digit_value(m.group())) for m in _DIGITS.finditer(folded)]
     for match in _WORD.finditer(folded):
         value = word_value(match.group())
+        if match.group() in _AMBIGUOUS and not _PLURAL_NEXT.match(folded, match.end()):
+            continue
         if value is not None:
             found.append((match.group(), float(value)))
     return found
