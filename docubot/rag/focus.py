@@ -173,10 +173,7 @@ def matching_rows(table: str, question: str) -> list[str]:
     shares the most of the question's stems (at least ROW_STEMS, and more than any other row:
     "m'han revocat el token" → the `token_revoked` row), spelled out cell by cell with their column
     names: "Starter — Preu (per usuari i mes): 6 €; Usuaris: Fins a 10; …"."""
-    rows = [_cells(line) for line in table.split("\n") if line.strip() and not _is_separator(line)]
-    if len(rows) < 2:
-        return []
-    header, body = rows[0], rows[1:]
+    header, body = _header_and_body(table)
     return [_spelled_out(header, row) for row in _named(body, question) or _closest_row(body, question)]
 
 
@@ -185,12 +182,16 @@ def quotable_rows(table: str, question: str) -> tuple[list[str], bool]:
     their column names, and whether they were named: candidates to quote, each scored against the
     question like a sentence ("quin error surt si no poso la capçalera?" names no row, and its row
     says "capçalera")."""
-    rows = [_cells(line) for line in table.split("\n") if line.strip() and not _is_separator(line)]
-    if len(rows) < 2:
-        return [], False
-    header, body = rows[0], rows[1:]
+    header, body = _header_and_body(table)
     named = _named(body, question)
     return [_spelled_out(header, row) for row in named or body], bool(named)
+
+
+def _header_and_body(table: str) -> tuple[list[str], list[list[str]]]:
+    """The header's cells and each body row's cells (no body when the table has no row under
+    its header)."""
+    rows = [_cells(line) for line in table.split("\n") if line.strip() and not _is_separator(line)]
+    return (rows[0], rows[1:]) if rows else ([], [])
 
 
 def _named(body: Sequence[list[str]], question: str) -> list[list[str]]:
