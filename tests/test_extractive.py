@@ -114,3 +114,30 @@ def test_one_row_of_a_table_the_question_does_not_name_is_quoted() -> None:
     asked = "business plan storage"
     named = extract("Quant emmagatzematge inclou?", [_hit(table, 0)], alike, asked=asked).text
     assert named == "Business — Emmagatzematge: 100 GB."
+
+
+def test_each_question_of_a_message_is_searched_on_its_own(sample_settings, embedder) -> None:
+    """answers.jsonl a025: searched as a whole, the message drew on four fragments for both its
+    questions, and the first got one step of the procedure ("fes clic a **Activa**") without where
+    to go. Each question now brings its own best fragments."""
+    bot = DocuBot(sample_settings, embedder=embedder, chat_model=None)
+    question = (
+        "Vull obligar tot l'equip a fer servir la verificació en 2 passos, com ho faig? "
+        "i si algú perd el mòbil què?"
+    )
+    answer = bot.ask(question).answer.resposta
+    assert "Ves a *Configuració > Seguretat*." in answer and "codi QR" in answer
+
+
+def test_a_sentence_opening_with_a_pronoun_is_said_with_the_one_it_stands_for() -> None:
+    """ "Desa'ls en un lloc segur…" was quoted without the sentence naming the recovery codes."""
+    text = (
+        "[Seguretat > Codis]\nNubelia genera deu codis de recuperació. "
+        "Desa'ls en un lloc segur: són l'única manera d'entrar si perds el mòbil."
+    )
+
+    def alike(texts):
+        return [0.9 if "mòbil" in t else 0.7 for t in texts]
+
+    said = extract("què faig si perdo el mòbil?", [_hit(text, 0)], alike).text
+    assert said.startswith("Nubelia genera deu codis de recuperació.") and "Desa'ls" in said

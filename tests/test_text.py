@@ -134,9 +134,19 @@ def test_a_question_too_short_to_tell_is_searched_in_every_language() -> None:
         ("Hola? Com exporto un informe?", ["Hola? Com exporto un informe?"]),  # a greeting is no part
         ("Vull editar tasques. Em pujarà la factura?", ["Vull editar tasques. Em pujarà la factura?"]),
         ("Com exporto un informe?", ["Com exporto un informe?"]),
+        (  # a second question joined by "y" and a question word (holdout a026)
+            "¿Cuántos días dura la prueba gratis y cuánto cuesta luego el plan?",
+            ["¿Cuántos días dura la prueba gratis", "y cuánto cuesta luego el plan?"],
+        ),
+        (
+            "which scope does my token need to read tasks, and how many come back per page?",
+            ["which scope does my token need to read tasks,", "and how many come back per page?"],
+        ),
+        ("Puc saber qui i quan ha modificat una tasca?", ["Puc saber qui i quan ha modificat una tasca?"]),
+        ("Com i quan es renova el pla?", ["Com i quan es renova el pla?"]),
     ],
 )
-def test_a_message_asking_several_questions_is_split_after_each_question_mark(message, parts) -> None:
+def test_a_message_asking_several_questions_is_split_into_them(message, parts) -> None:
     assert question_parts(message) == parts
 
 

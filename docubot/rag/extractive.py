@@ -9,8 +9,9 @@ with the sentence ending in ":" that introduces it) closest to the question: wit
 the same score that focuses the model's context (multilingual cosine plus the question's stems
 and, for "how many" questions, numbers; `focus.py`), else by the question's stems alone. A unit
 repeated by chunk overlap is said once. When the best passage is a step of a numbered list, the
-whole procedure is said; a message asking several questions ("…? i …?") gets the passages closest
-to each of them.
+whole procedure is said; a sentence opening with a pronoun ("Desa'ls…") comes with the one before
+it. A message asking several questions gets the passages closest to each of them, from the
+fragments found for each (`extract_each`; `DocuBot` searches each question on its own).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from itertools import pairwise
 
 from docubot.rag.category import page_category
 from docubot.rag.contract import Answer
@@ -33,6 +35,9 @@ DESCRIBED_ROW = "described_row"
 MAX_STEPS = 10
 """A numbered list (a procedure) whose step is the best passage is said whole, up to this many steps."""
 STEP = re.compile(r"^\s*\d+[.)]\s+")
+ENCLITIC = re.compile(r"^[^\W\d_]{3,}(?:['’](?:l|ls|n|hi|ho)|-(?:lo|los|la|les|ne|hi|ho))\b", re.IGNORECASE)
+"""A sentence opening with a verb and a weak pronoun ("Desa'ls", "Copia-la"): its referent is
+in the sentence before."""
 ONE_LINE_CODE = 80
 """A code block of one line this short is said with the sentence that introduces it ("escriu:")."""
 KEEP_WITHIN = 0.06
@@ -69,21 +74,47 @@ class Extract:
     hits: tuple[Hit, ...]
 
 
+@dataclass(frozen=True)
+class Asked:
+    """One question of a message, the fragments found for it (best first) and each text's
+    similarity to it (None: its stems choose)."""
+
+    question: str
+    hits: Sequence[Hit]
+    similarity: Similarity | None = None
+
+
 def extract(
     question: str, hits: Sequence[Hit], similarity: Similarity | None = None, asked: str = ""
 ) -> Extract:
     """The passages of the two best fragments closest to the question, in the docs' order; for a
-    message asking several questions ("…? i …?"), those closest to each of them, from two
-    fragments per question. A table row is also named by `asked`, the user's own words when the
+    message asking several questions ("…? i …?"), those of the two best fragments per question
+    closest to each of them. A table row is also named by `asked`, the user's own words when the
     question searched is their translation ("business plan" → "pla empresarial")."""
     parts = question_parts(question)
     top = list(hits[: FRAGMENTS_PER_PART * len(parts)])
-    candidates = passages(top, f"{question} {asked}".strip())
-    chosen = {id(p): p for part in parts for p in closest(candidates, part, similarity)}
+    return extract_each([Asked(part, top, similarity) for part in parts], asked)
+
+
+def extract_each(questions: Sequence[Asked], asked: str = "") -> Extract:
+    """The passages closest to each of `questions` among its own fragments, in the docs' order,
+    said once; `asked` as in `extract`."""
+    fragments = list({hit.id: hit for question in questions for hit in question.hits}.values())
+    named_by = " ".join([*(question.question for question in questions), asked]).strip()
+    candidates = passages(fragments, named_by)
+    at = {p.position: p for p in candidates}
+    chosen: dict[int, Passage] = {}
+    for question in questions:
+        rank = {hit.id: i for i, hit in enumerate(question.hits)}
+        own = [
+            replace(p, rank=rank[fragments[p.rank].id]) for p in candidates if fragments[p.rank].id in rank
+        ]
+        for picked in closest(own, question.question, question.similarity):
+            chosen[picked.position] = at[picked.position]
     ordered = sorted(chosen.values(), key=_where)
     if not ordered:
-        return Extract(top[0].text.split("\n", 1)[-1][:500], (top[0],))
-    quoted = tuple(top[rank] for rank in sorted({p.rank for p in ordered}))
+        return Extract(fragments[0].text.split("\n", 1)[-1][:500], (fragments[0],))
+    quoted = tuple(fragments[rank] for rank in sorted({p.rank for p in ordered}))
     return Extract(" ".join(p.unit.text for p in ordered), quoted)
 
 
@@ -147,7 +178,26 @@ def closest(candidates: Sequence[Passage], question: str, similarity: Similarity
     if similarity is not None:
         order = [i for i in order if ranked[i] >= ranked[order[0]] - KEEP_WITHIN]
     chosen = [candidates[i] for i in order]
-    return sorted({id(p): p for p in [*chosen, *_procedure(chosen[0], candidates)]}.values(), key=_where)
+    said = [*chosen, *_procedure(chosen[0], candidates), *_antecedents(chosen, candidates)]
+    return sorted({id(p): p for p in said}.values(), key=_where)
+
+
+def _antecedents(chosen: Sequence[Passage], candidates: Sequence[Passage]) -> list[Passage]:
+    """The sentence before each chosen one that opens with a verb and the pronoun standing for
+    what that sentence names ("Desa'ls en un lloc segur…" says nothing of the recovery codes the
+    sentence before it names), when both stand in one paragraph."""
+    before = {(p.rank, p.position): previous for previous, p in pairwise(candidates)}
+    out = []
+    for passage in chosen:
+        previous = before.get((passage.rank, passage.position))
+        if (
+            previous is not None
+            and passage.unit.kind == "prose"
+            and (previous.unit.kind, previous.unit.line) == ("prose", passage.unit.line)
+            and ENCLITIC.match(passage.unit.text)
+        ):
+            out.append(previous)
+    return out
 
 
 def _one_described_row_per_table(order: list[int], candidates: Sequence[Passage]) -> list[int]:
