@@ -88,9 +88,10 @@ def extract(
     question: str, hits: Sequence[Hit], similarity: Similarity | None = None, asked: str = ""
 ) -> Extract:
     """The passages of the two best fragments closest to the question, in the docs' order; for a
-    message asking several questions ("…? i …?"), those of the two best fragments per question
-    closest to each of them. A table row is also named by `asked`, the user's own words when the
-    question searched is their translation ("business plan" → "pla empresarial")."""
+    message asking several questions ("…? i …?"), those closest to each of them among the
+    message's two best fragments per question (`extract_each` takes each question's own). A
+    table row is also named by `asked`, the user's own words when the question searched is their
+    translation ("business plan" → "pla empresarial")."""
     parts = question_parts(question)
     top = list(hits[: FRAGMENTS_PER_PART * len(parts)])
     return extract_each([Asked(part, top, similarity) for part in parts], asked)
