@@ -141,3 +141,16 @@ def test_a_sentence_opening_with_a_pronoun_is_said_with_the_one_it_stands_for() 
 
     said = extract("què faig si perdo el mòbil?", [_hit(text, 0)], alike).text
     assert said.startswith("Nubelia genera deu codis de recuperació.") and "Desa'ls" in said
+
+
+def test_a_pronoun_sentence_does_not_borrow_the_last_sentence_of_another_fragment() -> None:
+    """Lines are counted per fragment: the sentence before "Desa'ls…" in the list of passages may
+    be the last one of the fragment above it, which names something else."""
+    first = _hit("[Factures > Historial]\nLes factures es descarreguen en PDF.", 0)
+    second = _hit("[Seguretat > Codis]\nDesa'ls en un lloc segur si perds el mòbil.", 1)
+
+    def alike(texts):
+        return [0.9 if "mòbil" in t else 0.5 for t in texts]
+
+    said = extract("què faig si perdo el mòbil?", [first, second], alike)
+    assert said.text == "Desa'ls en un lloc segur si perds el mòbil." and said.hits == (second,)

@@ -187,14 +187,15 @@ def _antecedents(chosen: Sequence[Passage], candidates: Sequence[Passage]) -> li
     """The sentence before each chosen one that opens with a verb and the pronoun standing for
     what that sentence names ("Desa'ls en un lloc segur…" says nothing of the recovery codes the
     sentence before it names), when both stand in one paragraph."""
-    before = {(p.rank, p.position): previous for previous, p in pairwise(candidates)}
+    before = {p.position: previous for previous, p in pairwise(candidates)}
     out = []
     for passage in chosen:
-        previous = before.get((passage.rank, passage.position))
+        previous = before.get(passage.position)
         if (
             previous is not None
             and passage.unit.kind == "prose"
-            and (previous.unit.kind, previous.unit.line) == ("prose", passage.unit.line)
+            and (previous.unit.kind, previous.rank, previous.unit.line)
+            == ("prose", passage.rank, passage.unit.line)
             and ENCLITIC.match(passage.unit.text)
         ):
             out.append(previous)
