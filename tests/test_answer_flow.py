@@ -334,9 +334,13 @@ SPANISH_ANSWER = "No, la exportación a PDF no está disponible; solo se pueden 
 SPANISH_EXTRACT = (
     "Cualquier informe se puede exportar desde [P1]. **La exportación a PDF no está disponible.** "
     "Los informes solo se pueden exportar a CSV o a Excel. La exportación de informes requiere el plan "
-    "Business o Enterprise (ver [Planes y facturación](../administracio/plans-i-facturacio.md))."
+    "Business o Enterprise (ver [Planes y facturación]([P2]))."
 )
-"""The extract for SPANISH_PDF translated whole, its menu path a marker (as the model is sent it)."""
+"""The extract for SPANISH_PDF translated whole, its menu path and link a marker (as the model is sent it)."""
+SPANISH_EXTRACT_SHOWN = SPANISH_EXTRACT.replace("[P1]", "*Informes > Exportar*").replace(
+    "[P2]", "../administracio/plans-i-facturacio.md"
+)
+"""SPANISH_EXTRACT as the user sees it."""
 
 
 def translated(text: str) -> str:
@@ -428,7 +432,7 @@ def test_a_fallback_to_a_spanish_question_is_translated_and_checked(bot) -> None
     assert "L'exportació a PDF no està disponible" in model.requests[2].messages[-1].content
     assert result.answer.resposta == (
         f"No he podido redactar una respuesta verificada; esto es lo que dice la documentación, "
-        f"traducido: {SPANISH_EXTRACT.replace('[P1]', '*Informes > Exportar*')}"
+        f"traducido: {SPANISH_EXTRACT_SHOWN}"
     )
     assert result.answer.confianca == "baixa" and REPORTS_URL in result.answer.fonts
     assert {"check": "fallback_translation", "language": "es", "ok": True} in result.checks
@@ -436,22 +440,38 @@ def test_a_fallback_to_a_spanish_question_is_translated_and_checked(bot) -> None
 
 
 @pytest.mark.parametrize(
-    ("translation", "calls"),
+    ("translations", "calls"),
     [
-        (translated(SPANISH_EXTRACT.replace("[P1]", "[P1] en 2027")), 3),  # a new number
-        (translated(SPANISH_EXTRACT.replace("[P1]", "Informes")), 3),  # the menu path lost
-        (translated(PDF_QUOTE), 4),  # still Catalan: then asked through English (which fails here)
-        ("not json", 3),
+        ([translated(SPANISH_EXTRACT.replace("[P1]", "[P1] en 2027"))] * 2, 4),  # a new number, twice
+        ([translated(SPANISH_EXTRACT.replace("[P1]", "Informes"))] * 2, 4),  # the menu path lost
+        ([translated(PDF_QUOTE)], 4),  # still Catalan: then asked through English (which fails here)
+        (["not json"] * 2, 4),
     ],
 )
-def test_a_fallback_translation_that_fails_leaves_the_quotes(bot, translation, calls) -> None:
-    model = ScriptedModel([quoted(SPANISH_FLIPPED), quoted(SPANISH_FLIPPED), translation])
+def test_a_fallback_translation_that_fails_leaves_the_quotes(bot, translations, calls) -> None:
+    model = ScriptedModel([quoted(SPANISH_FLIPPED), quoted(SPANISH_FLIPPED), *translations])
     result = bot(model).ask(SPANISH_PDF)
     assert model.calls == calls and result.outcome == "fallback"
     lead = "No he podido redactar una respuesta verificada; esto es lo que dice la documentación: "
     assert result.answer.resposta.startswith(lead) and "L'exportació a PDF" in result.answer.resposta
     check = next(c for c in result.checks if c["check"] == "fallback_translation")
     assert check["ok"] is False and check["why"]
+
+
+def test_a_refused_translation_is_asked_for_again_told_why(bot) -> None:
+    """Fresh a037, with the real model: "Vuitena" (eighth) came back as "Week 4", and one refused
+    translation left an English question with the Catalan passages."""
+    wrong = translated(SPANISH_EXTRACT.replace("[P1]", "[P1] en 2027"))
+    model = ScriptedModel(
+        [quoted(SPANISH_FLIPPED), quoted(SPANISH_FLIPPED), wrong, translated(SPANISH_EXTRACT)]
+    )
+    result = bot(model).ask(SPANISH_PDF)
+    assert model.calls == 4 and "A first translation was refused (number «2027»)" in (
+        model.requests[3].messages[-1].content
+    )
+    assert result.answer.resposta.endswith(SPANISH_EXTRACT_SHOWN)
+    check = {"check": "fallback_translation", "language": "es", "retried": "number «2027»", "ok": True}
+    assert check in result.checks
 
 
 def test_a_provider_that_is_down_is_not_asked_to_translate_the_fallback(bot) -> None:
@@ -662,7 +682,7 @@ def test_a_translated_extract_keeps_its_menu_paths_as_they_are(bot) -> None:
 
 
 def test_a_translation_that_loses_a_kept_path_is_not_used(bot) -> None:
-    model = ScriptedModel([translated(SPANISH_INVOICES.replace("[P1]", "el historial"))])
+    model = ScriptedModel([translated(SPANISH_INVOICES.replace("[P1]", "el historial"))] * 2)
     result = bot(model, answer_from="extract").ask(INVOICES)
     assert result.answer.resposta.startswith("Les factures es generen")  # the Catalan passage
     assert result.checks[-1]["ok"] is False and "lost" in result.checks[-1]["why"]

@@ -7,7 +7,7 @@ counterpart, on the sample docs' own sentences.
 import pytest
 
 from docubot.rag.category import page_category
-from docubot.rag.claims import check_claims
+from docubot.rag.claims import check_claims, left_out
 from docubot.rag.contract import Quote
 from docubot.rag.evidence import verify_quotes
 from docubot.rag.numbers import numbers
@@ -201,3 +201,13 @@ def test_a_quote_that_slips_on_a_name_is_not_verified() -> None:
     small_slip = STARTER_SENTENCE.replace("amb Slack", "amb l'Slack")
     assert verify_quotes([Quote(fragment=1, cita=swapped)], shown) == []
     assert len(verify_quotes([Quote(fragment=1, cita=small_slip)], shown)) == 1
+
+
+def test_a_translation_that_leaves_out_a_plan_is_caught_and_a_word_before_plans_names_none() -> None:
+    """answers.jsonl a003: "Enterprise" became "Empresa". Fresh a107, with the real model: the right
+    translation of "Als plans Business i Enterprise…" was refused for leaving out a plan "Als"."""
+    quote = "Als plans Business i Enterprise pots crear camps personalitzats."
+    right = "On the Business and Enterprise plans you can create custom fields."
+    assert left_out(quote, right, "Which plans have custom fields?") == []
+    wrong = "On the Negocio and Enterprise plans you can create custom fields."
+    assert [c.describe() for c in left_out(quote, wrong, "Which plans?")] == ["plan «Business»"]

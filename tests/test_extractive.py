@@ -72,6 +72,14 @@ def test_a_procedure_is_said_whole(sample_settings, embedder) -> None:
     assert answer.index("Configuració > Seguretat") < answer.index("Activa") < answer.index("codi QR")
 
 
+def test_a_how_question_gets_the_procedure(sample_settings, embedder) -> None:
+    """holdout a031, with the real model: "¿Cómo conecto Slack con Nubelia?" got the sentences
+    around the procedure (who may connect, one workspace only), not its steps."""
+    bot = DocuBot(sample_settings, embedder=embedder, chat_model=None)
+    answer = bot.ask("Com connecto Slack amb Nubelia?").answer.resposta
+    assert "Ves a *Configuració > Integracions > Slack*." in answer and "**Connecta amb Slack**" in answer
+
+
 def test_each_question_of_a_message_gets_its_own_passages(sample_settings, embedder) -> None:
     """answers.jsonl a025: "…com ho faig? i si algú perd el mòbil què?" got the recovery codes and
     not how an administrator makes two-step verification compulsory (a third fragment)."""

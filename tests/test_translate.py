@@ -5,20 +5,28 @@ from docubot.rag.translate import masked, plain_ela_geminada, translation_reques
 PASSAGE = "Ves a *Configuració > API > Tokens*, fes clic a **Revoca** i copia `nub_live_`. Fet."
 
 
-def test_code_and_menu_paths_become_markers_and_come_back_whole() -> None:
+def test_code_menu_paths_and_buttons_become_markers_and_come_back_whole() -> None:
     text, kept = masked(PASSAGE)
-    assert text == "Ves a [P1], fes clic a **Revoca** i copia [P2]. Fet."
-    assert kept == ["*Configuració > API > Tokens*", "`nub_live_`"]
-    english = "Go to [P1], click **Revoca** and copy [P2]. Done."
+    assert text == "Ves a [P1], fes clic a [P2] i copia [P3]. Fet."
+    assert kept == ["*Configuració > API > Tokens*", "**Revoca**", "`nub_live_`"]
+    english = "Go to [P1], click [P2] and copy [P3]. Done."
     back = unmasked(english, kept)
     assert back == "Go to *Configuració > API > Tokens*, click **Revoca** and copy `nub_live_`. Done."
 
 
 def test_a_translation_that_loses_repeats_or_invents_a_marker_is_refused() -> None:
     _, kept = masked(PASSAGE)
-    assert unmasked("Go to [P1] and copy it.", kept) is None
-    assert unmasked("Go to [P1], [P1] and copy [P2].", kept) is None
-    assert unmasked("Go to [P1], copy [P2] and [P3].", kept) is None
+    assert unmasked("Go to [P1] and copy [P3].", kept) is None
+    assert unmasked("Go to [P1], [P1], click [P2] and copy [P3].", kept) is None
+    assert unmasked("Go to [P1], click [P2], copy [P3] and [P4].", kept) is None
+
+
+def test_a_button_is_kept_as_the_screen_shows_it() -> None:
+    """Fresh a113 and a115, with the real model: "fes clic a **Nou webhook**" became "click on **New
+    webhook**" and "**Regenera l'enllaç**" "**Regenera el enlace**", buttons the screen does not show."""
+    text, kept = masked("Fes clic al botó **Nou webhook** o tria **Regenera l'enllaç**.")
+    assert text == "Fes clic al botó [P1] o tria [P2]."
+    assert kept == ["**Nou webhook**", "**Regenera l'enllaç**"]
 
 
 def test_emphasis_and_italics_without_a_path_are_translated() -> None:
@@ -30,3 +38,20 @@ def test_emphasis_and_italics_without_a_path_are_translated() -> None:
 def test_the_ela_geminada_is_written_as_two_ls() -> None:
     written = plain_ela_geminada("Usuaris: Il·limitats; col·laboradors.")
     assert written == "Usuaris: Illimitats; collaboradors."
+
+
+def test_a_link_keeps_its_target_and_translates_its_text() -> None:
+    """holdout a019 and a031, with the real model: "[Slack](../integracions/slack.md)" came back as
+    "…/integraciones/slack.md", and the claim check refused the whole Spanish translation."""
+    text, kept = masked("Connecta Nubelia amb [Slack](../integracions/slack.md).")
+    assert text == "Connecta Nubelia amb [Slack]([P1])." and kept == ["../integracions/slack.md"]
+    assert unmasked("Conecta Nubelia con [Slack]([P1]).", kept) == (
+        "Conecta Nubelia con [Slack](../integracions/slack.md)."
+    )
+
+
+def test_a_second_translation_is_told_why_the_first_was_refused() -> None:
+    first = translation_request("s", "Text.", "ca", "en", 10, 0.1).messages[0].content
+    second = translation_request("s", "Text.", "ca", "en", 10, 0.1, "number «4»").messages[0].content
+    assert "refused" not in first
+    assert "A first translation was refused (number «4»)" in second and second.endswith("Catalan: Text.")

@@ -558,12 +558,25 @@ class DocuBot:
         return output, _accepted(verdict, f"translation rejected: {translated.problem}", translated.checks)
 
     def _translate(
-        self, text: str, source: str, target: str, model: ChatModel, system: str, usage: Usage
+        self,
+        text: str,
+        source: str,
+        target: str,
+        model: ChatModel,
+        system: str,
+        usage: Usage,
+        rejected: str | None = None,
     ) -> str:
         """`text` translated by the model (one call, its tokens added to `usage`); ProviderError or
-        ContractError when there is no translation."""
+        ContractError when there is no translation. `rejected`: why the last one was refused."""
         request = translation_request(
-            system, text, source, target, self.settings.max_answer_tokens, self.settings.temperature
+            system,
+            text,
+            source,
+            target,
+            self.settings.max_answer_tokens,
+            self.settings.temperature,
+            rejected,
         )
         completion = self._complete_with_retries(model, request, None, lambda _: None)
         usage.input_tokens += completion.usage.input_tokens
@@ -674,8 +687,8 @@ class DocuBot:
         status: Status,
     ) -> tuple[str | None, dict[str, Any] | None]:
         """`quoted` in the question's language (None: same language, or the translation failed or
-        changed a number, path, name or negation), and its check for the log. Its code and menu
-        paths are kept out of the model's hands (`masked`) and put back as they are."""
+        changed a number, path, name or negation twice), and its check for the log. A refused
+        translation is asked for once more, told why (`retried`)."""
         source = detect_language(quoted.text, fallback=docs_language(quoted.hits))
         wanted = detect_language(question, fallback=source)
         if wanted == source:
@@ -683,17 +696,46 @@ class DocuBot:
         status(f"translating the answer into {wanted}…")
         check: dict[str, Any] = {"check": "fallback_translation", "language": wanted}
         try:
-            translated, through = self._masked_translation(quoted.text, source, wanted, model, system, usage)
-        except (ProviderError, ContractError) as exc:
+            translated, why, through = self._checked_translation(
+                quoted.text, source, wanted, question, model, system, usage
+            )
+            if why is not None:
+                check["retried"] = why
+                translated, why, through = self._checked_translation(
+                    quoted.text, source, wanted, question, model, system, usage, rejected=why
+                )
+        except ProviderError as exc:
             return None, {**check, "ok": False, "why": str(exc)}
         if through is not None:
             check["through"] = through
-        if translated is None:
-            return None, {**check, "ok": False, "why": "a kept code or menu path was lost"}
-        problem = _translation_problem(translated, quoted.text, question, wanted)
-        if problem is not None:
-            return None, {**check, "ok": False, "why": problem}
+        if why is not None:
+            return None, {**check, "ok": False, "why": why}
         return translated, {**check, "ok": True}
+
+    def _checked_translation(
+        self,
+        text: str,
+        source: str,
+        wanted: str,
+        question: str,
+        model: ChatModel,
+        system: str,
+        usage: Usage,
+        rejected: str | None = None,
+    ) -> tuple[str | None, str | None, str | None]:
+        """`text` translated and checked: the translation (None when refused), why it was refused
+        (a reply that is no translation, a lost code or menu path, a number, path, name or negation
+        changed), and the language it went through. ProviderError when the model cannot answer."""
+        try:
+            translated, through = self._masked_translation(
+                text, source, wanted, model, system, usage, rejected
+            )
+        except ContractError as exc:
+            return None, str(exc), None
+        if translated is None:
+            return None, "a kept code or menu path was lost", through
+        problem = _translation_problem(translated, text, question, wanted)
+        return (None, problem, through) if problem is not None else (translated, None, through)
 
     def _masked_translation(
         self,
@@ -703,17 +745,18 @@ class DocuBot:
         model: ChatModel,
         system: str,
         usage: Usage,
+        rejected: str | None = None,
     ) -> tuple[str | None, str | None]:
-        """`text` translated with its code and menu paths masked and put back (None when one was
-        lost), and the language it went through: English (`PIVOT`) when the model copied it back,
-        else None."""
+        """`text` translated with its code, menu paths and link targets masked and put back (None
+        when one was lost), and the language it went through: English (`PIVOT`) when the model
+        copied it back, else None. `rejected`: why the last translation was refused."""
         masked_text, kept = masked(plain_ela_geminada(text) if source == "ca" else text)
-        translated = self._translate(masked_text, source, wanted, model, system, usage)
+        translated = self._translate(masked_text, source, wanted, model, system, usage, rejected)
         through = None
         if guess_language(translated) != wanted and PIVOT not in (source, wanted):
             through = PIVOT
-            english = self._translate(masked_text, source, PIVOT, model, system, usage)
-            translated = self._translate(english, PIVOT, wanted, model, system, usage)
+            english = self._translate(masked_text, source, PIVOT, model, system, usage, rejected)
+            translated = self._translate(english, PIVOT, wanted, model, system, usage, rejected)
         return unmasked(translated, kept), through
 
     def _each_question(self, searched: str, retrieval: RetrievalResult) -> list[Asked]:

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from docubot.rag.numbers import numbers
-from docubot.text import content_stems, fold, sentences
+from docubot.text import content_stems, fold, sentences, stopwords
 
 NEGATIONS = frozenset(
     "no not never cannot cant dont doesnt isnt arent wont mai cap ni tampoc tampoco nunca ningun ninguna "
@@ -36,10 +36,11 @@ _IDENTIFIER = re.compile(
     r"|\b([A-Z][A-Za-z0-9]*(?:-[A-Z0-9][A-Za-z0-9]*)+)\b"  # X-Nubelia-Signature
     r"|\b([A-Z]{2,}[0-9]*)\b"  # CSV, HMAC, SHA256, SSO
 )
-_PLAN = re.compile(r"\b(?:pla|plan|plans|planes)\s+\**([A-Z][\w]+)|\b([A-Z][\w]+)\**\s+plans?\b")
-_NOT_PLANS = frozenset(
-    {"the", "el", "la", "de", "del", "cada", "qualsevol", "any", "your", "un", "una", "teu"}
+_PLAN = re.compile(r"\b(?:pla|plan|plans|planes)\s+\**([A-Z][\w]+)|\b([A-Z][\w]+)\**(?=\s+plans?\b)")
+_NOT_PLANS = frozenset({"qualsevol", "any", "all", "our", "tots", "todos"}).union(
+    *(stopwords(language) for language in ("ca", "es", "en"))
 )
+"""Words before "plans" that name none ("Als plans Business…" has no plan "Als")."""
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,8 @@ The passages are the units of the two best fragments (sentences, list items, tab
 out with their column names: the rows the question names, else every row; a one-line command
 with the sentence ending in ":" that introduces it) closest to the question: with an embedder, by
 the same score that focuses the model's context (multilingual cosine plus the question's stems
-and, for "how many" questions, numbers; `focus.py`), else by the question's stems alone. A unit
+and, for "how many" questions, numbers; `focus.py`) and, for "how do I" questions, a procedure's
+steps, else by the question's stems alone. A unit
 repeated by chunk overlap is said once. When the best passage is a step of a numbered list, the
 whole procedure is said; a sentence opening with a pronoun ("Desa'ls…") comes with the one before
 it. A message asking several questions gets the passages closest to each of them, from the
@@ -25,7 +26,7 @@ from docubot.rag.category import page_category
 from docubot.rag.contract import Answer
 from docubot.rag.focus import LIST_ITEM, Similarity, Unit, deduplicated, quotable_rows, unit_scores, units
 from docubot.store import Hit
-from docubot.text import DEFAULT_LANGUAGE, content_stems, detect_language, question_parts
+from docubot.text import DEFAULT_LANGUAGE, content_stems, detect_language, fold, question_parts
 
 MAX_SENTENCES = 3
 FRAGMENTS_PER_PART = 2
@@ -38,6 +39,14 @@ STEP = re.compile(r"^\s*\d+[.)]\s+")
 ENCLITIC = re.compile(r"^[^\W\d_]{3,}(?:['’](?:l|ls|n|hi|ho)|-(?:lo|los|la|les|ne|hi|ho))\b", re.IGNORECASE)
 """A sentence opening with a verb and a weak pronoun ("Desa'ls", "Copia-la"): its referent is
 in the sentence before."""
+STEP_BONUS = 0.03
+"""Added to the score of a procedure's step when the question asks how to do something ("¿Cómo
+conecto Slack?" got the sentences around the procedure, not its steps; cosine scale)."""
+_HOW = re.compile(
+    r"\b(?:com|como|how)\b(?!\s+(?:many|much|long|often|ara)\b)"
+    r"|\b(?:que he de fer|que cal fer|que tengo que hacer|what do i (?:need to )?do)\b"
+)
+"""A question asking for a way to do something (folded)."""
 ONE_LINE_CODE = 80
 """A code block of one line this short is said with the sentence that introduces it ("escriu:")."""
 KEEP_WITHIN = 0.06
@@ -168,7 +177,11 @@ def closest(candidates: Sequence[Passage], question: str, similarity: Similarity
         return []
     if similarity is not None:
         scores = unit_scores([p.unit for p in candidates], question, similarity)
-        ranked = [s - SECOND_FRAGMENT_PENALTY * p.rank for s, p in zip(scores, candidates, strict=True)]
+        step = STEP_BONUS if _HOW.search(fold(question)) else 0.0
+        ranked = [
+            s - SECOND_FRAGMENT_PENALTY * p.rank + (step if p.unit.kind == "step" else 0.0)
+            for s, p in zip(scores, candidates, strict=True)
+        ]
     else:
         wanted = content_stems(question)
         ranked = [

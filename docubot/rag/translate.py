@@ -31,17 +31,25 @@ Spanish are close enough that it copies one for the other)."""
 
 
 def translation_request(
-    system: str, answer: str, source: str, target: str, max_tokens: int, temperature: float
+    system: str,
+    answer: str,
+    source: str,
+    target: str,
+    max_tokens: int,
+    temperature: float,
+    rejected: str | None = None,
 ) -> ChatRequest:
     """The request translating `answer` from `source` into `target`; the reply is `{"resposta": "…"}`.
     The instruction is in English whatever the languages: asked in Spanish to translate Catalan,
-    the local model copied the Catalan back in 2 of 3 tries; asked in English, it translated 3 of 3."""
+    the local model copied the Catalan back in 2 of 3 tries; asked in English, it translated 3 of 3.
+    `rejected`: why the last translation of it was refused, said so that the next one is faithful."""
     kept = "button names and markers like [P1]" if _MARKER.search(answer) else "and button names"
     prompt = (
         f"Translate this {LANGUAGE_NAMES[source]} text into {LANGUAGE_NAMES[target]}. Keep numbers, "
         f"names, menu paths{',' if _MARKER.search(answer) else ''} {kept} exactly as written. Reply "
         "with the translated text only."
-        f"\n\n{LANGUAGE_NAMES[source].split()[0]}: {answer}"
+        + (f" {correction(rejected)}" if rejected else "")
+        + f"\n\n{LANGUAGE_NAMES[source].split()[0]}: {answer}"
     )
     return ChatRequest(
         system=system,
@@ -49,6 +57,14 @@ def translation_request(
         json_schema=translation_schema(),
         max_tokens=max_tokens,
         temperature=temperature,
+    )
+
+
+def correction(rejected: str) -> str:
+    """What a second translation is told about the first one, refused for `rejected`."""
+    return (
+        f"A first translation was refused ({rejected}): translate again, word for word, adding, "
+        "dropping and changing nothing."
     )
 
 
@@ -70,20 +86,35 @@ def parse_translation(text: str, field: str = "resposta") -> str:
     return translated.strip()
 
 
-_KEPT = re.compile(r"`[^`\n]+`|(?<!\*)\*[^*\n]*>[^*\n]*\*(?!\*)")
-"""What a translation must not touch: code (`nub_live_`, `POST /v1/webhooks`) and menu paths
-(*Configuració > API > Tokens*): the words the user will see on the screen, as they are."""
+_KEPT = re.compile(
+    r"`[^`\n]+`|(?<!\*)\*[^*\n]*>[^*\n]*\*(?!\*)|(?<=\]\()[^)\s]+(?=\))|\*\*[^*\n]{1,40}\*\*"
+)
+"""What a translation must not touch: code (`nub_live_`, `POST /v1/webhooks`), menu paths
+(*Configuració > API > Tokens*) and the buttons clicked (`_CLICKED`), the words the user will see
+on the screen, as they are; and the targets of links ("[Slack](../integracions/slack.md)": the
+local model wrote "integraciones")."""
+_CLICKED = re.compile(
+    r"\b(?:clica|clic(?:k)?(?:\s+(?:a|al|en|on))?|tria|prem|pulsa|selecciona|escull|elige|choose|select|press"
+    r"|bot[oó]n?|button)\s+$",
+    re.IGNORECASE,
+)
+"""What stands before a bold label that is a button ("fes clic a **Nou webhook**"), not an
+emphasis ("**no permet exportar**"): the local model wrote "New webhook" and "Regenera el enlace",
+which the screen does not show."""
 _MARKER = re.compile(r"\[P(\d+)\]")
 
 
 def masked(text: str) -> tuple[str, list[str]]:
-    """`text` with each piece of code and menu path replaced by a marker `[P1]`, `[P2]`…, and the
-    pieces in order (asked to translate "*Configuració > API*", the local model wrote
-    "configuration > api", which the claim check then rejected)."""
+    """`text` with each piece of code, menu path, button and link target replaced by a marker
+    `[P1]`, `[P2]`…, and the pieces in order (asked to translate "*Configuració > API*", the local
+    model wrote "configuration > api", which the claim check then rejected)."""
     kept: list[str] = []
 
     def mark(match: re.Match[str]) -> str:
-        kept.append(match.group(0))
+        piece = match.group(0)
+        if piece.startswith("**") and not _CLICKED.search(text, 0, match.start()):
+            return piece  # an emphasis: translated
+        kept.append(piece)
         return f"[P{len(kept)}]"
 
     return _KEPT.sub(mark, text), kept
