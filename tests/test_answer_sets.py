@@ -21,9 +21,10 @@ EVAL_SET = Path(__file__).resolve().parents[1] / "evals" / "nubelia"
 ANSWERABLE_KINDS = {"fact", "table", "not_possible", "two_sections", "procedure"}
 UNANSWERABLE_KINDS = {"near_topic", "off_topic", "empty"}
 LANGS = {"ca", "es", "en"}
-SPLITS = {"tune", "holdout", "fresh", "blind"}
+SPLITS = {"tune", "holdout", "fresh", "blind", "unseen"}
 """`fresh`: held out like `holdout`, written after every other row and never read while tuning.
-`blind`: held out, written by a helper in a later round and scored only on the final run."""
+`blind`, `unseen`: held out, each written by a helper in a later round and scored only on the final
+run (only their aggregates are read)."""
 ANSWER_KEYS = {"id", "question", "lang", "answerable", "kind", "gold", "facts", "forbidden", "split"}
 TURN_KEYS = {"user", "facts", "forbidden", "gold"}
 
