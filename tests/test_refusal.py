@@ -9,7 +9,14 @@ from pathlib import Path
 import pytest
 
 from docubot.db import Database
-from docubot.eval.refusal import LabelledQuestion, Row, evaluate_refusal, fit_model, load_refusal_questions
+from docubot.eval.refusal import (
+    LabelledQuestion,
+    Row,
+    evaluate_refusal,
+    fit_model,
+    load_refusal_questions,
+    refusal_combined_markdown,
+)
 from docubot.rag.answer import DocuBot
 from docubot.rag.question import EMPTY_QUESTION_OUTCOME, EMPTY_QUESTION_TEXT
 from docubot.rag.refusal import SIGNALS, Refusal, Vocabulary, question_terms
@@ -95,6 +102,18 @@ def test_the_fitted_threshold_keeps_the_target_share_of_answerable_questions() -
     assert evaluation.combined["holdout"]["kept_answerable"] >= 0.9
     assert evaluation.signal_auroc["best_similarity"]["tune"] > 0.9
     assert set(evaluation.combined) >= {"tune", "holdout", "cv3"}
+
+
+def test_the_report_names_tuning_questions_and_only_counts_held_out_ones() -> None:
+    """`docubot eval refusal` printed every held-out question it got wrong, blind splits included:
+    whoever tunes must read those only as counts."""
+    good = [(0.80 + i / 100, True, "answerable", i % 2 == 0) for i in range(20)]
+    bad = [(0.95, False, "near_topic", False), (0.96, False, "near_topic", True)]
+    bad += [(0.97, False, "off_topic", True)]
+    data = rows(good + bad)
+    report = refusal_combined_markdown(evaluate_refusal(data, floor=0.75, mode="hybrid"))
+    assert 'Unanswerable questions answered, tuning part (1): ["q20"]; held out: 2.' in report
+    assert "q21" not in report and "q22" not in report
 
 
 def test_a_written_model_is_read_back_and_used(sample_settings, embedder, tmp_path) -> None:

@@ -174,19 +174,25 @@ def refusal_combined_markdown(evaluation: RefusalEvaluation) -> str:
             f"| {part} | {m['questions']:.0f} | {m['kept_answerable']:.3f} | {m['refused_near_topic']:.3f} | "
             f"{m['refused_off_topic']:.3f} | {m['auroc']:.3f} |"
         )
-    refused = [
-        r.item.question
-        for r in evaluation.rows
-        if r.item.answerable and evaluation.model.probability(r.values) < evaluation.model.threshold
+    model = evaluation.model
+    answered = [(r, model.probability(r.values) >= model.threshold) for r in evaluation.rows]
+    refused = [r for r, kept in answered if r.item.answerable and not kept]
+    missed = [r for r, kept in answered if not r.item.answerable and kept]
+    lines += [
+        "",
+        *_listed("Answerable questions refused", refused),
+        *_listed("Unanswerable questions answered", missed),
     ]
-    missed = [
-        r.item.question
-        for r in evaluation.rows
-        if not r.item.answerable and evaluation.model.probability(r.values) >= evaluation.model.threshold
-    ]
-    lines += ["", f"Answerable questions refused ({len(refused)}): {json.dumps(refused, ensure_ascii=False)}"]
-    lines += [f"Unanswerable questions answered ({len(missed)}): {json.dumps(missed, ensure_ascii=False)}"]
     return "\n".join(lines) + "\n"
+
+
+def _listed(title: str, rows: Sequence[Row]) -> list[str]:
+    """`rows` named by their questions when they are tuning questions, and only counted when held
+    out: whoever tunes reads held-out questions as numbers, never as words."""
+    tuning = [r.item.question for r in rows if not r.item.held_out]
+    held = len(rows) - len(tuning)
+    named = json.dumps(tuning, ensure_ascii=False)
+    return [f"{title}, tuning part ({len(tuning)}): {named}; held out: {held}."]
 
 
 def _cross_validated(rows: Sequence[Row], mode: str, keep: float, folds: int = 3) -> dict[str, float]:
