@@ -35,6 +35,15 @@ def test_emphasis_and_italics_without_a_path_are_translated() -> None:
     assert "markers like [P1]" not in translation_request("s", text, "ca", "en", 10, 0.1).messages[0].content
 
 
+def test_a_label_in_italics_is_kept_as_the_screen_shows_it() -> None:
+    """answers.jsonl a206, with the real model: "l'opció *Desplaça automàticament les dates*" came
+    back as "*Desplaza automáticamente las fechas*", an option the screen does not show."""
+    text, kept = masked("Si actives l'opció *Desplaça automàticament les dates* a *Projecte > Cronograma*…")
+    assert text == "Si actives l'opció [P1] a [P2]…"
+    assert kept == ["*Desplaça automàticament les dates*", "*Projecte > Cronograma*"]
+    assert masked("Quatre nivells: *Baixa*, *Normal* i *Urgent*.")[1] == ["*Baixa*", "*Normal*", "*Urgent*"]
+
+
 def test_the_ela_geminada_is_written_as_two_ls() -> None:
     written = plain_ela_geminada("Usuaris: Il·limitats; col·laboradors.")
     assert written == "Usuaris: Illimitats; collaboradors."

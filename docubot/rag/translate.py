@@ -87,12 +87,15 @@ def parse_translation(text: str, field: str = "resposta") -> str:
 
 
 _KEPT = re.compile(
-    r"`[^`\n]+`|(?<!\*)\*[^*\n]*>[^*\n]*\*(?!\*)|(?<=\]\()[^)\s]+(?=\))|\*\*[^*\n]{1,40}\*\*"
+    r"`[^`\n]+`|(?<!\*)\*[^*\n]*>[^*\n]*\*(?!\*)|(?<!\*)\*[A-ZÀ-Ý][^*\n]{0,60}\*(?!\*)"
+    r"|(?<=\]\()[^)\s]+(?=\))|\*\*[^*\n]{1,40}\*\*"
 )
 """What a translation must not touch: code (`nub_live_`, `POST /v1/webhooks`), menu paths
-(*Configuració > API > Tokens*) and the buttons clicked (`_CLICKED`), the words the user will see
-on the screen, as they are; and the targets of links ("[Slack](../integracions/slack.md)": the
-local model wrote "integraciones")."""
+(*Configuració > API > Tokens*), labels in italics that open with a capital (an option, a state,
+a field: *Desplaça automàticament les dates*, *En curs*) and the buttons clicked (`_CLICKED`), the
+words the user will see on the screen, as they are; and the targets of links
+("[Slack](../integracions/slack.md)": the local model wrote "integraciones"). A lowercase italic
+(*exportar*) is an emphasis, translated."""
 _CLICKED = re.compile(
     r"\b(?:clica|clic(?:k)?(?:\s+(?:a|al|en|on))?|tria|prem|pulsa|selecciona|escull|elige|choose|select|press"
     r"|bot[oó]n?|button)\s+$",
@@ -105,7 +108,7 @@ _MARKER = re.compile(r"\[P(\d+)\]")
 
 
 def masked(text: str) -> tuple[str, list[str]]:
-    """`text` with each piece of code, menu path, button and link target replaced by a marker
+    """`text` with each piece of code, menu path, label, button and link target replaced by a marker
     `[P1]`, `[P2]`…, and the pieces in order (asked to translate "*Configuració > API*", the local
     model wrote "configuration > api", which the claim check then rejected)."""
     kept: list[str] = []
