@@ -7,7 +7,7 @@ import pytest
 from docubot.rag.answer import DocuBot
 from docubot.rag.contract import Quote
 from docubot.rag.evidence import verify_quotes
-from docubot.rag.focus import DOMINANCE_GAP, cap, dominates, focus, matching_rows, prune
+from docubot.rag.focus import DOMINANCE_GAP, cap, dominates, focus, matching_rows, prune, quotable_rows
 from docubot.rag.prompt import Fragment, documentation_block, fragments_from
 from docubot.store import Hit
 
@@ -141,6 +141,17 @@ def test_a_row_the_question_describes_is_spelled_out(question, row) -> None:
     """answers.jsonl a009/a010: the model quoted the description cell and left out the code in the
     same row; no row label (all "401") is named, so the row sharing the most stems is spelled out."""
     assert matching_rows(ERRORS_TABLE, question) == [row]
+
+
+def test_of_several_rows_with_the_named_label_the_one_whose_code_is_named_is_quoted() -> None:
+    """answers.jsonl a209: "em surt un 401 amb token_missing…" named every 401 row, and the extract
+    said the expired and revoked tokens' meanings too."""
+    asked = "em surt un 401 amb token_missing quan crido l'api, que vol dir?"
+    rows, named = quotable_rows(ERRORS_TABLE, asked)
+    assert named and rows == [
+        "401 — Codi d'error: `token_missing`; Significat: La petició no inclou la capçalera `Authorization`."
+    ]
+    assert len(quotable_rows(ERRORS_TABLE, "quins errors pot donar un 401?")[0]) == 3
 
 
 def test_no_row_is_spelled_out_when_none_stands_out() -> None:

@@ -195,13 +195,19 @@ def _header_and_body(table: str) -> tuple[list[str], list[list[str]]]:
 
 
 def _named(body: Sequence[list[str]], question: str) -> list[list[str]]:
-    """The rows whose label (first cell) the question names as a whole word."""
+    """The rows whose label (first cell) the question names as a whole word; of several, those
+    whose code cell it names too ("un 401 amb token_missing": the `token_missing` row of the
+    four 401 rows, whose others say "ha caducat", "s'ha revocat")."""
     asked = fold(question)
-    return [
-        row
-        for row in body
-        if (label := fold(row[0]).strip()) and re.search(rf"\b{re.escape(label)}\b", asked)
-    ]
+    named = [row for row in body if _names(asked, row[0])]
+    coded = [row for row in named if any(c.startswith("`") and _names(asked, c.strip("`")) for c in row[1:])]
+    return coded or named
+
+
+def _names(asked: str, text: str) -> bool:
+    """The folded question `asked` holds `text` as a whole word."""
+    wanted = fold(text).strip()
+    return bool(wanted) and re.search(rf"(?<!\w){re.escape(wanted)}(?!\w)", asked) is not None
 
 
 def _closest_row(body: Sequence[list[str]], question: str) -> list[list[str]]:
@@ -221,20 +227,33 @@ def _spelled_out(header: Sequence[str], row: Sequence[str]) -> str:
     return f"{row[0]} — " + "; ".join(cells).rstrip(".") + "."
 
 
-def unit_scores(candidates: Sequence[Unit], question: str, similarity: Similarity) -> list[float]:
+def unit_scores(
+    candidates: Sequence[Unit], question: str, similarity: Similarity, headings: Sequence[str] = ()
+) -> list[float]:
     """Cosine to the question, plus a bonus for each question stem held (rarer in the fragment:
-    more) and, when the question asks for a quantity, for holding a number."""
+    more) and, when the question asks for a quantity, for holding a number. With `headings` (each
+    unit's section, "[Page > Section]"), the cosine is the mean of the unit's alone and under its
+    heading: a sentence means what its section makes it mean."""
     wanted = content_stems(question)
     stems = [content_stems(u.text) & wanted for u in candidates]
     spread = Counter(s for held in stems for s in held)
-    cosines = similarity([u.text for u in candidates])
+    cosines = _cosines([u.text for u in candidates], similarity, headings)
     quantity = NUMBER_BONUS if _QUANTITY.search(fold(question)) else 0.0
     return [
-        float(c)
+        c
         + STEM_BONUS * sum(1 / spread[s] for s in held)
         + (quantity if numbers(u.text) else 0.0)  # digits or words: "Set dies abans…"
         for c, held, u in zip(cosines, stems, candidates, strict=True)
     ]
+
+
+def _cosines(texts: Sequence[str], similarity: Similarity, headings: Sequence[str]) -> list[float]:
+    """Each text's similarity, or its mean with the text's under its heading (`headings` given)."""
+    alone = [float(c) for c in similarity(texts)]
+    if not headings:
+        return alone
+    placed = similarity([f"{heading} {text}" for heading, text in zip(headings, texts, strict=True)])
+    return [(a + float(p)) / 2 for a, p in zip(alone, placed, strict=True)]
 
 
 def deduplicated(parts: Sequence[Unit]) -> list[Unit]:
