@@ -21,6 +21,7 @@ from docubot.calllog import CallLog
 from docubot.config import Settings
 from docubot.db import Database
 from docubot.embed import Embedder, make_embedder
+from docubot.embed.memo import DocumentVectors
 from docubot.llm import ChatModel, make_chat_model
 from docubot.rag.keyword import KeywordSearch, open_keyword_index
 from docubot.rag.refusal import Refusal
@@ -90,6 +91,11 @@ class Components:
     @cached_property
     def embedder(self) -> Embedder:
         return make_embedder(self.settings)
+
+    @cached_property
+    def passage_vectors(self) -> DocumentVectors:
+        """The embeddings of passages scored for extracts and focused context, kept by text."""
+        return DocumentVectors(self.embedder)
 
     @cached_property
     def store(self) -> VectorStore:

@@ -162,3 +162,14 @@ def test_a_pronoun_sentence_does_not_borrow_the_last_sentence_of_another_fragmen
 
     said = extract("què faig si perdo el mòbil?", [first, second], alike)
     assert said.text == "Desa'ls en un lloc segur si perds el mòbil." and said.hits == (second,)
+
+
+def test_a_passage_of_a_fragment_ranked_low_is_found_beside_its_heading(sample_settings, embedder) -> None:
+    """answers.jsonl a020: "em retorneu la part que no he fet servir?" ranks the cancellation FAQ
+    first and got its "Sí, des de…" and a sentence about adding tasks from the second fragment,
+    never "No es fan reemborsaments…" (the passages came from the two best fragments, scored
+    without their section)."""
+    bot = DocuBot(sample_settings, embedder=embedder, chat_model=None)
+    answer = bot.ask("Si cancel·lo a mig mes, em retorneu la part que no he fet servir?").answer.resposta
+    assert "No es fan reemborsaments dels períodes parcials." in answer
+    assert "Afegeix una tasca" not in answer

@@ -781,7 +781,7 @@ class DocuBot:
 
     def _similarity(self, retrieval: RetrievalResult) -> Callable[[Sequence[str]], Sequence[float]]:
         """Each text's cosine to the retrieved question (what focusing and extracts rank by)."""
-        return lambda texts: self.embedder.embed_documents(list(texts)) @ retrieval.vector
+        return lambda texts: self.components.passage_vectors(texts) @ retrieval.vector
 
     def _answered(
         self,
