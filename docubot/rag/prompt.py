@@ -9,7 +9,9 @@ from typing import Any
 from docubot.store import Hit
 from docubot.text import DEFAULT_LANGUAGE, corpus_languages, detect_language, question_parts
 
-PROMPT_VERSION = "2026-12-02.1"
+PROMPT_VERSION = "2026-12-04.1"
+"""How answers are made (the prompt, the extract): logged with each call and part of the answer
+caches' key, so answers made the old way are not served after a change."""
 MAX_QUOTES = 3
 REFUSAL_TEXT = "No trobo aquesta informació a la documentació disponible."
 CONFIDENCE_LEVELS = ("alta", "mitjana", "baixa")
