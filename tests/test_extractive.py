@@ -1,7 +1,15 @@
 """Extractive answers (the `none` provider and the model's fallback) on the real store and embedder."""
 
 from docubot.rag.answer import DocuBot
-from docubot.rag.extractive import MAX_SENTENCES, Passage, closest, extract, passages
+from docubot.rag.extractive import (
+    MAX_SENTENCES,
+    Extract,
+    Passage,
+    closest,
+    extract,
+    lacks_the_quantity,
+    passages,
+)
 from docubot.rag.focus import Unit
 from docubot.store import Hit
 from docubot.text import sentences
@@ -173,3 +181,21 @@ def test_a_passage_of_a_fragment_ranked_low_is_found_beside_its_heading(sample_s
     answer = bot.ask("Si cancel·lo a mig mes, em retorneu la part que no he fet servir?").answer.resposta
     assert "No es fan reemborsaments dels períodes parcials." in answer
     assert "Afegeix una tasca" not in answer
+
+
+def test_a_quantity_the_passages_do_not_state_is_refused(sample_settings, embedder) -> None:
+    """answers.jsonl a225 (near-topic): "hi ha un màxim de cerques desades per projecte?" was
+    answered with what saved searches are; the docs give no such number."""
+    bot = DocuBot(sample_settings, embedder=embedder, chat_model=None)
+    result = bot.ask("hi ha un maxim de cerques desades per projecte? en tinc un munt i no se si en podre")
+    assert result.outcome == "refused" and {"check": "quantity", "refuse": True} in result.checks
+    answered = bot.ask("quants dies de prova gratis teniu?")
+    assert answered.outcome == "answered" and "14" in answered.answer.resposta
+
+
+def test_only_a_question_asking_a_quantity_needs_a_number() -> None:
+    said = Extract("Les cerques desades poden ser personals o compartides.", ())
+    assert lacks_the_quantity(said, "Quantes cerques puc desar?")
+    assert lacks_the_quantity(said, "is there a max number of saved searches?")
+    assert not lacks_the_quantity(said, "Com desa una cerca?")
+    assert not lacks_the_quantity(Extract("Fins a 20 cerques.", ()), "Quantes cerques puc desar?")

@@ -49,6 +49,7 @@ from docubot.rag.extractive import (
     docs_language,
     extract_each,
     extractive_answer,
+    lacks_the_quantity,
 )
 from docubot.rag.focus import focus
 from docubot.rag.keyword import KeywordSearch
@@ -618,12 +619,11 @@ class DocuBot:
         a valid, verified one; with `translate`, translated by the model (`_extract_answer`)."""
         status(f"the model failed ({error}); answering from the fragments instead")
         translator = model if translate else None
-        answer, quoted, checks = self._extract_answer(
-            question, searched, retrieval, translator, system, usage, status
-        )
+        quoted = self._extract(question, searched, retrieval)
+        answer, checks = self._extract_answer(question, quoted, translator, system, usage, status)
         result = AskResult(
             answer,
-            _sources(quoted),
+            _sources(quoted.hits),
             "fallback",
             model.name,
             usage,
@@ -642,31 +642,39 @@ class DocuBot:
         status: Status,
     ) -> AskResult:
         """The docs' own passages as the answer (the `none` provider, or `answer_from=extract`),
-        translated by the model, when there is one, for a question in another language."""
+        translated by the model, when there is one, for a question in another language; a
+        refusal when the question asks how many or how long and no passage states a number."""
+        quoted = self._extract(question, searched, retrieval)
+        if lacks_the_quantity(quoted, question, searched):
+            result = AskResult(refusal(), [], "refused", _provider(model))
+            result.checks = [{"check": "quantity", "refuse": True}]
+            return result
         usage = Usage()
-        answer, quoted, checks = self._extract_answer(
-            question, searched, retrieval, model, TRANSLATOR_SYSTEM, usage, status, degraded=False
+        answer, checks = self._extract_answer(
+            question, quoted, model, TRANSLATOR_SYSTEM, usage, status, degraded=False
         )
-        result = AskResult(answer, _sources(quoted), "answered", _provider(model), usage, grounded=True)
+        result = AskResult(answer, _sources(quoted.hits), "answered", _provider(model), usage, grounded=True)
         result.checks = checks
         return result
+
+    def _extract(self, question: str, searched: str, retrieval: RetrievalResult) -> Extract:
+        """The passages closest to each question of `searched` (the question retrieval used); a
+        table row is also named by the user's own words, `question`."""
+        return extract_each(self._each_question(searched, retrieval), asked=question)
 
     def _extract_answer(
         self,
         question: str,
-        searched: str,
-        retrieval: RetrievalResult,
+        quoted: Extract,
         translator: ChatModel | None,
         system: str,
         usage: Usage,
         status: Status,
         degraded: bool = True,
-    ) -> tuple[Answer, tuple[Hit, ...], list[dict[str, Any]]]:
-        """The extract (passages scored against `searched`, the question retrieval used) as an
-        answer, in the question's language when `translator` translates it and the translation
-        passes the claim checks; with the hits it quotes and the translation's check for the log.
-        `degraded`: said to be a fallback."""
-        quoted = extract_each(self._each_question(searched, retrieval), asked=question)
+    ) -> tuple[Answer, list[dict[str, Any]]]:
+        """The extract `quoted` as an answer, in the question's language when `translator`
+        translates it and the translation passes the claim checks; with the translation's check
+        for the log. `degraded`: said to be a fallback."""
         translation, check = (
             self._translated_extract(quoted, question, translator, system, usage, status)
             if translator is not None
@@ -675,7 +683,7 @@ class DocuBot:
         answer = extractive_answer(
             question, quoted, self.settings.categories, self.threshold, degraded, translation
         )
-        return answer, quoted.hits, [check] if check else []
+        return answer, [check] if check else []
 
     def _translated_extract(
         self,

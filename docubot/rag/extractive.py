@@ -25,7 +25,17 @@ from itertools import pairwise
 
 from docubot.rag.category import page_category
 from docubot.rag.contract import Answer
-from docubot.rag.focus import LIST_ITEM, Similarity, Unit, deduplicated, quotable_rows, unit_scores, units
+from docubot.rag.focus import (
+    LIST_ITEM,
+    Similarity,
+    Unit,
+    asks_quantity,
+    deduplicated,
+    quotable_rows,
+    unit_scores,
+    units,
+)
+from docubot.rag.numbers import numbers
 from docubot.store import Hit
 from docubot.text import DEFAULT_LANGUAGE, content_stems, detect_language, fold, question_parts
 
@@ -133,6 +143,13 @@ def extract_each(questions: Sequence[Asked], asked: str = "") -> Extract:
         return Extract(fragments[0].text.split("\n", 1)[-1][:500], (fragments[0],))
     quoted = tuple(fragments[rank] for rank in sorted({p.rank for p in ordered}))
     return Extract(" ".join(p.unit.text for p in ordered), quoted)
+
+
+def lacks_the_quantity(quoted: Extract, *questions: str) -> bool:
+    """One of `questions` (the message as asked, as searched) asks how many, how much or how
+    long, and no passage states a number: the docs do not give the quantity asked ("hi ha un
+    màxim de cerques desades per projecte?" got what saved searches are)."""
+    return any(asks_quantity(q) for q in questions) and not numbers(quoted.text)
 
 
 def extractive_answer(

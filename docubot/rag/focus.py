@@ -48,7 +48,9 @@ STEM_BONUS = 0.04
 """Score added per question stem a unit holds, divided by how many units of the fragment hold it."""
 NUMBER_BONUS = 0.03
 """Score added to a unit holding a number when the question asks how many, how long, how much."""
-_QUANTITY = re.compile(r"\b(?:quant[a-z]*|cuant[a-z]*|how (?:many|much|long|often)|maxim|minim)\b")
+_QUANTITY = re.compile(
+    r"\b(?:quant[a-z]*|cuant[a-z]*|how (?:many|much|long|often)|maxim[a-z]*|minim[a-z]*|max|min)\b"
+)
 
 LIST_ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
 
@@ -238,7 +240,7 @@ def unit_scores(
     stems = [content_stems(u.text) & wanted for u in candidates]
     spread = Counter(s for held in stems for s in held)
     cosines = _cosines([u.text for u in candidates], similarity, headings)
-    quantity = NUMBER_BONUS if _QUANTITY.search(fold(question)) else 0.0
+    quantity = NUMBER_BONUS if asks_quantity(question) else 0.0
     return [
         c
         + STEM_BONUS * sum(1 / spread[s] for s in held)
@@ -254,6 +256,11 @@ def _cosines(texts: Sequence[str], similarity: Similarity, headings: Sequence[st
         return alone
     placed = similarity([f"{heading} {text}" for heading, text in zip(headings, texts, strict=True)])
     return [(a + float(p)) / 2 for a, p in zip(alone, placed, strict=True)]
+
+
+def asks_quantity(question: str) -> bool:
+    """The question asks how many, how much, how long, or for a maximum or minimum."""
+    return _QUANTITY.search(fold(question)) is not None
 
 
 def deduplicated(parts: Sequence[Unit]) -> list[Unit]:
