@@ -35,3 +35,12 @@ def test_the_least_recently_used_text_goes_first(embedder) -> None:
     vectors(["w"])
     vectors(["u", "v"])
     assert counting.embedded == ["u", "v", "w", "v"]
+
+
+def test_cleared_vectors_are_embedded_again(embedder) -> None:
+    counting = Counting(embedder)
+    vectors = DocumentVectors(counting)
+    vectors(["u"])
+    vectors.clear()
+    vectors(["u"])
+    assert counting.embedded == ["u", "u"]

@@ -25,6 +25,11 @@ class DocumentVectors:
         self._vectors: OrderedDict[str, np.ndarray] = OrderedDict()
         self._lock = threading.Lock()
 
+    def clear(self) -> None:
+        """Forget every vector kept."""
+        with self._lock:
+            self._vectors.clear()
+
     def __call__(self, texts: Sequence[str]) -> np.ndarray:
         """Shape (len(texts), dim), as `embed_documents` gives it."""
         with self._lock:
