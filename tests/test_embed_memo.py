@@ -44,3 +44,15 @@ def test_cleared_vectors_are_embedded_again(embedder) -> None:
     vectors.clear()
     vectors(["u"])
     assert counting.embedded == ["u", "u"]
+
+
+def test_a_text_pushed_out_while_another_is_embedded_still_comes_back(embedder) -> None:
+    """Another thread can evict a known text while this one embeds the missing ones (outside the
+    lock): the vector read before is used, no KeyError."""
+    counting = Counting(embedder)
+    vectors = DocumentVectors(counting)
+    vectors(["u"])
+    real = counting.embed_documents
+    counting.embed_documents = lambda texts: (vectors.clear(), real(texts))[1]
+    both = vectors(["u", "v"])
+    assert both.shape == (2, embedder.dim) and counting.embedded == ["u", "v"]

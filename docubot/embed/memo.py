@@ -33,13 +33,16 @@ class DocumentVectors:
     def __call__(self, texts: Sequence[str]) -> np.ndarray:
         """Shape (len(texts), dim), as `embed_documents` gives it."""
         with self._lock:
-            missing = list(dict.fromkeys(t for t in texts if t not in self._vectors))
-        fresh = self.embedder.embed_documents(missing) if missing else np.zeros((0, self.embedder.dim))
+            known = {t: self._vectors[t] for t in texts if t in self._vectors}
+        missing = list(dict.fromkeys(t for t in texts if t not in known))
+        fresh: list[np.ndarray] = list(self.embedder.embed_documents(missing)) if missing else []
+        known.update(zip(missing, fresh, strict=True))
         with self._lock:
-            self._vectors.update(zip(missing, fresh, strict=True))
-            for text in texts:
-                self._vectors.move_to_end(text)
-            found = [self._vectors[text] for text in texts]
+            self._vectors.update((t, known[t]) for t in missing)
+            for text in known:
+                if text in self._vectors:  # another thread may have pushed it out meanwhile
+                    self._vectors.move_to_end(text)
             while len(self._vectors) > self.capacity:
                 self._vectors.popitem(last=False)
+        found = [known[text] for text in texts]
         return np.stack(found) if found else np.zeros((0, self.embedder.dim), dtype=np.float32)
