@@ -10,15 +10,16 @@ from docubot.text import loose_stems
 
 
 def grounded_reply(content: str, prefix: str = "Resposta a") -> str:
-    """An evidence-first reply that passes DocuBot's checks: it quotes the first line of the most
-    relevant fragment (shown last; its list items when it has no prose line) that shares a word
-    with the question (else its first line) and answers
+    """An evidence-first reply that passes DocuBot's checks: of the fragments sharing the most words
+    with the question, the most relevant (shown last), it quotes the first line (its list items when
+    it has no prose line) that shares a word with the question (else its first line) and answers
     "<prefix>: <question> <quote>", so a test can still tell which question an answer belongs to."""
     question = content.rsplit("Pregunta: ", 1)[-1].split("\n")[0]
-    shown = content.count("[Fragment ")
     block = content.split("<documentacio>\n", 1)[-1].split("\n</documentacio>", 1)[0]
-    body = block.split("\n---\n")[-1].split("\n", 1)[-1]
-    lines = [line.strip() for line in body.splitlines() if line.strip()]
+    bodies = [part.split("\n", 1)[-1] for part in block.split("\n---\n")]
+    shared = [len(loose_stems(body) & loose_stems(question)) for body in bodies]
+    chosen = max(range(len(bodies)), key=lambda i: (shared[i], i))
+    lines = [line.strip() for line in bodies[chosen].splitlines() if line.strip()]
     prose = [line for line in lines if not line.startswith(("#", "|", "`", "-", "*"))]
     items = [line.lstrip("-* ") for line in lines if line.startswith(("- ", "* "))]
     candidates = prose or items  # a fragment that is all list items: its items
@@ -26,7 +27,7 @@ def grounded_reply(content: str, prefix: str = "Resposta a") -> str:
     quote = next(iter(on_topic or candidates), "")[:200]
     return json.dumps(
         {
-            "evidencia": [{"fragment": max(shown, 1), "cita": quote}],
+            "evidencia": [{"fragment": chosen + 1, "cita": quote}],
             "resposta": f"{prefix}: {question} {quote}",
             "confianca": "alta",
         }
