@@ -199,3 +199,26 @@ def test_only_a_question_asking_a_quantity_needs_a_number() -> None:
     assert lacks_the_quantity(said, "is there a max number of saved searches?")
     assert not lacks_the_quantity(said, "Com desa una cerca?")
     assert not lacks_the_quantity(Extract("Fins a 20 cerques.", ()), "Quantes cerques puc desar?")
+
+
+def test_a_sentence_ending_in_a_colon_is_said_with_the_list_it_introduces() -> None:
+    """A sentence ending in ":" said alone says nothing: the list it introduces is its content."""
+    text = (
+        "[Seguretat > Contrasenya]\nLa nova contrasenya ha de complir aquests requisits:\n\n"
+        "- tenir com a mínim 12 caràcters;\n- no coincidir amb les 5 anteriors.\n\nL'enllaç caduca."
+    )
+
+    def alike(texts):
+        return [0.9 if "requisits" in t else 0.5 for t in texts]
+
+    said = extract("quins requisits té la contrasenya?", [_hit(text, 0)], alike).text
+    assert "12 caràcters" in said and "5 anteriors" in said and "caduca" not in said
+
+
+def test_a_colon_before_a_paragraph_brings_nothing_more() -> None:
+    text = "[S > C]\nFes això:\nObre el menú.\n\n- Un element.\n- Un altre."
+
+    def alike(texts):
+        return [0.9 if "Fes" in t else 0.3 for t in texts]
+
+    assert extract("què faig?", [_hit(text, 0)], alike).text == "Fes això:"

@@ -12,8 +12,9 @@ questions, numbers; `focus.py`), less a little for each fragment further down th
 for "how do I" questions, a procedure's steps; else by the question's stems alone. A unit
 repeated by chunk overlap is said once. When the best passage is a step of a numbered list, the
 whole procedure is said; a sentence opening with a pronoun ("Desa'ls…") comes with the one before
-it. A message asking several questions gets the passages closest to each of them, from the
-fragments found for each (`extract_each`; `DocuBot` searches each question on its own).
+it, and a sentence ending in ":" with the list it introduces. A message asking several
+questions gets the passages closest to each of them, from the fragments found for each
+(`extract_each`; `DocuBot` searches each question on its own).
 """
 
 from __future__ import annotations
@@ -218,7 +219,12 @@ def closest(candidates: Sequence[Passage], question: str, similarity: Similarity
     if similarity is not None:
         order = [i for i in order if ranked[i] >= ranked[order[0]] - KEEP_WITHIN]
     chosen = [candidates[i] for i in order]
-    said = [*chosen, *_procedure(chosen[0], candidates), *_antecedents(chosen, candidates)]
+    said = [
+        *chosen,
+        *_procedure(chosen[0], candidates),
+        *_antecedents(chosen, candidates),
+        *_introduced(chosen, candidates),
+    ]
     return sorted({id(p): p for p in said}.values(), key=_where)
 
 
@@ -238,6 +244,19 @@ def _antecedents(chosen: Sequence[Passage], candidates: Sequence[Passage]) -> li
             and ENCLITIC.match(passage.unit.text)
         ):
             out.append(previous)
+    return out
+
+
+def _introduced(chosen: Sequence[Passage], candidates: Sequence[Passage]) -> list[Passage]:
+    """The items of the list each chosen sentence ending in ":" introduces, up to MAX_STEPS ("La
+    nova contrasenya ha de complir aquests requisits:" says nothing without them)."""
+    out = []
+    for passage in chosen:
+        if passage.unit.kind != "prose" or not passage.unit.text.endswith(":"):
+            continue
+        after = [p for p in candidates if p.rank == passage.rank and p.position > passage.position]
+        if after and after[0].unit.kind in ("list", "step") and after[0].unit.line > passage.unit.line:
+            out += [p for p in after if p.unit.line == after[0].unit.line][:MAX_STEPS]
     return out
 
 
