@@ -222,3 +222,16 @@ def test_a_colon_before_a_paragraph_brings_nothing_more() -> None:
         return [0.9 if "Fes" in t else 0.3 for t in texts]
 
     assert extract("què faig?", [_hit(text, 0)], alike).text == "Fes això:"
+
+
+def test_a_colon_sentence_with_the_item_asked_for_brings_no_other_item() -> None:
+    text = (
+        "[Seguretat > Contrasenya]\nLa nova contrasenya ha de complir aquests requisits:\n\n"
+        "- tenir com a mínim 12 caràcters;\n- no coincidir amb les 5 anteriors."
+    )
+
+    def alike(texts):
+        return [0.9 if "requisits" in t or "12" in t else 0.5 for t in texts]
+
+    said = extract("quina llargada mínima?", [_hit(text, 0)], alike).text
+    assert "12 caràcters" in said and "5 anteriors" not in said

@@ -12,7 +12,7 @@ questions, numbers; `focus.py`), less a little for each fragment further down th
 for "how do I" questions, a procedure's steps; else by the question's stems alone. A unit
 repeated by chunk overlap is said once. When the best passage is a step of a numbered list, the
 whole procedure is said; a sentence opening with a pronoun ("Desa'ls…") comes with the one before
-it, and a sentence ending in ":" with the list it introduces. A message asking several
+it, and a sentence ending in ":" said alone with the list it introduces. A message asking several
 questions gets the passages closest to each of them, from the fragments found for each
 (`extract_each`; `DocuBot` searches each question on its own).
 """
@@ -248,15 +248,18 @@ def _antecedents(chosen: Sequence[Passage], candidates: Sequence[Passage]) -> li
 
 
 def _introduced(chosen: Sequence[Passage], candidates: Sequence[Passage]) -> list[Passage]:
-    """The items of the list each chosen sentence ending in ":" introduces, up to MAX_STEPS ("La
-    nova contrasenya ha de complir aquests requisits:" says nothing without them)."""
+    """The items of the list each chosen sentence ending in ":" introduces, up to MAX_STEPS, when
+    none of them is chosen ("La nova contrasenya ha de complir aquests requisits:" says nothing
+    alone; with the one item asked for, it says enough)."""
     out = []
     for passage in chosen:
         if passage.unit.kind != "prose" or not passage.unit.text.endswith(":"):
             continue
         after = [p for p in candidates if p.rank == passage.rank and p.position > passage.position]
         if after and after[0].unit.kind in ("list", "step") and after[0].unit.line > passage.unit.line:
-            out += [p for p in after if p.unit.line == after[0].unit.line][:MAX_STEPS]
+            items = [p for p in after if p.unit.line == after[0].unit.line]
+            if not any(item in chosen for item in items):
+                out += items[:MAX_STEPS]
     return out
 
 
