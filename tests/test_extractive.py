@@ -37,6 +37,11 @@ def _hit(text: str, rank: int) -> Hit:
     return Hit(f"c{rank}", text, {"url": f"u{rank}"}, 0.9 - rank / 10)
 
 
+def _alike(*words: str, low: float = 0.5):
+    """A similarity scoring 0.9 the texts holding one of `words`, `low` the others."""
+    return lambda texts: [0.9 if any(w in t for w in words) else low for t in texts]
+
+
 def test_repeated_passages_are_said_once_and_list_items_lose_their_markers() -> None:
     first = _hit("[Pàgina > Secció]\nObre el menú. Tria l'opció.\n\n- Desa el fitxer.\n- Tanca.", 0)
     second = _hit("[Pàgina > Secció]\nTria l'opció. Obre el menú.", 1)
@@ -152,8 +157,7 @@ def test_a_sentence_opening_with_a_pronoun_is_said_with_the_one_it_stands_for() 
         "Desa'ls en un lloc segur: són l'única manera d'entrar si perds el mòbil."
     )
 
-    def alike(texts):
-        return [0.9 if "mòbil" in t else 0.7 for t in texts]
+    alike = _alike("mòbil", low=0.7)
 
     said = extract("què faig si perdo el mòbil?", [_hit(text, 0)], alike).text
     assert said.startswith("Nubelia genera deu codis de recuperació.") and "Desa'ls" in said
@@ -165,8 +169,7 @@ def test_a_pronoun_sentence_does_not_borrow_the_last_sentence_of_another_fragmen
     first = _hit("[Factures > Historial]\nLes factures es descarreguen en PDF.", 0)
     second = _hit("[Seguretat > Codis]\nDesa'ls en un lloc segur si perds el mòbil.", 1)
 
-    def alike(texts):
-        return [0.9 if "mòbil" in t else 0.5 for t in texts]
+    alike = _alike("mòbil")
 
     said = extract("què faig si perdo el mòbil?", [first, second], alike)
     assert said.text == "Desa'ls en un lloc segur si perds el mòbil." and said.hits == (second,)
@@ -208,8 +211,7 @@ def test_a_sentence_ending_in_a_colon_is_said_with_the_list_it_introduces() -> N
         "- tenir com a mínim 12 caràcters;\n- no coincidir amb les 5 anteriors.\n\nL'enllaç caduca."
     )
 
-    def alike(texts):
-        return [0.9 if "requisits" in t else 0.5 for t in texts]
+    alike = _alike("requisits")
 
     said = extract("quins requisits té la contrasenya?", [_hit(text, 0)], alike).text
     assert "12 caràcters" in said and "5 anteriors" in said and "caduca" not in said
@@ -218,8 +220,7 @@ def test_a_sentence_ending_in_a_colon_is_said_with_the_list_it_introduces() -> N
 def test_a_colon_before_a_paragraph_brings_nothing_more() -> None:
     text = "[S > C]\nFes això:\nObre el menú.\n\n- Un element.\n- Un altre."
 
-    def alike(texts):
-        return [0.9 if "Fes" in t else 0.3 for t in texts]
+    alike = _alike("Fes", low=0.3)
 
     assert extract("què faig?", [_hit(text, 0)], alike).text == "Fes això:"
 
@@ -230,8 +231,7 @@ def test_a_colon_sentence_with_the_item_asked_for_brings_no_other_item() -> None
         "- tenir com a mínim 12 caràcters;\n- no coincidir amb les 5 anteriors."
     )
 
-    def alike(texts):
-        return [0.9 if "requisits" in t or "12" in t else 0.5 for t in texts]
+    alike = _alike("requisits", "12")
 
     said = extract("quina llargada mínima?", [_hit(text, 0)], alike).text
     assert "12 caràcters" in said and "5 anteriors" not in said
