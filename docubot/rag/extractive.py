@@ -255,9 +255,10 @@ def _introduced(chosen: Sequence[Passage], candidates: Sequence[Passage]) -> lis
     for passage in chosen:
         if passage.unit.kind != "prose" or not passage.unit.text.endswith(":"):
             continue
-        after = [p for p in candidates if p.rank == passage.rank and p.position > passage.position]
-        if after and after[0].unit.kind in ("list", "step") and after[0].unit.line > passage.unit.line:
-            items = [p for p in after if p.unit.line == after[0].unit.line]
+        after = (p for p in candidates if p.rank == passage.rank and p.position > passage.position)
+        following = next(after, None)
+        if following is not None and following.unit.kind in ("list", "step"):
+            items = _list_of(following, candidates)
             if not any(item in chosen for item in items):
                 out += items[:MAX_STEPS]
     return out
@@ -286,7 +287,12 @@ def _procedure(best: Passage, candidates: Sequence[Passage]) -> list[Passage]:
     is said whole ("com activo…?" got its second step and a sentence about recovery codes)."""
     if best.unit.kind != "step":
         return []
-    return [p for p in candidates if p.rank == best.rank and p.unit.line == best.unit.line][:MAX_STEPS]
+    return _list_of(best, candidates)[:MAX_STEPS]
+
+
+def _list_of(item: Passage, candidates: Sequence[Passage]) -> list[Passage]:
+    """Every item of the list (or table) `item` is one of: its fragment's passages from its unit."""
+    return [p for p in candidates if p.rank == item.rank and p.unit.line == item.unit.line]
 
 
 def _where(passage: Passage) -> int:
