@@ -217,6 +217,14 @@ def test_a_sentence_ending_in_a_colon_is_said_with_the_list_it_introduces() -> N
     assert "12 caràcters" in said and "5 anteriors" in said and "caduca" not in said
 
 
+def test_the_slack_events_question_gets_the_list_its_sentence_introduces(sample_settings, embedder) -> None:
+    """Real embedder, sample docs: the extract said "Per a cada projecte pots activar o desactivar:"
+    and nothing after it."""
+    bot = DocuBot(sample_settings, embedder=embedder, chat_model=None)
+    answer = bot.ask("quins esdeveniments de slack puc activar o desactivar en un projecte?").answer.resposta
+    assert "activar o desactivar:" in answer and "tasques noves" in answer and "comentaris nous" in answer
+
+
 def test_a_colon_before_a_paragraph_brings_nothing_more() -> None:
     text = "[S > C]\nFes això:\nObre el menú.\n\n- Un element.\n- Un altre."
 
