@@ -442,13 +442,15 @@ def test_a_fallback_to_a_spanish_question_is_translated_and_checked(bot) -> None
 @pytest.mark.parametrize(
     ("translations", "calls"),
     [
-        ([translated(SPANISH_EXTRACT.replace("[P1]", "[P1] en 2027"))] * 2, 4),  # a new number, twice
-        ([translated(SPANISH_EXTRACT.replace("[P1]", "Informes"))] * 2, 4),  # the menu path lost
-        ([translated(PDF_QUOTE)], 4),  # still Catalan: then asked through English (which fails here)
-        (["not json"] * 2, 4),
+        ([translated(SPANISH_EXTRACT.replace("[P1]", "[P1] en 2027"))] * 4, 6),  # a new number, each time
+        ([translated(SPANISH_EXTRACT.replace("[P1]", "Informes"))] * 4, 6),  # the menu path lost
+        ([translated(PDF_QUOTE)], 4),  # still Catalan: then through English (the model fails here)
+        (["not json"] * 4, 6),
     ],
 )
 def test_a_fallback_translation_that_fails_leaves_the_quotes(bot, translations, calls) -> None:
+    """Refused whole twice, then piece by piece (the extract is two pieces): every piece refused
+    too, or the model failing (the script exhausted), leaves the quotes as they are."""
     model = ScriptedModel([quoted(SPANISH_FLIPPED), quoted(SPANISH_FLIPPED), *translations])
     result = bot(model).ask(SPANISH_PDF)
     assert model.calls == calls and result.outcome == "fallback"
@@ -456,6 +458,31 @@ def test_a_fallback_translation_that_fails_leaves_the_quotes(bot, translations, 
     assert result.answer.resposta.startswith(lead) and "L'exportació a PDF" in result.answer.resposta
     check = next(c for c in result.checks if c["check"] == "fallback_translation")
     assert check["ok"] is False and check["why"]
+
+
+def test_an_extract_refused_whole_twice_is_translated_piece_by_piece(bot) -> None:
+    """answers.jsonl a194 and a221, with the real model: a long extract with several kept codes lost
+    one of them in both translations, and the English and Spanish answers stayed in Catalan. Each
+    piece is now translated and checked on its own; a refused piece stays as the docs say it."""
+    lost = translated(SPANISH_EXTRACT.replace("[P2]", "planes"))
+    first = "Cualquier informe se puede exportar desde [P1]. **La exportación a PDF no está disponible.**"
+    first += " Los informes solo se pueden exportar a CSV o a Excel."
+    second = translated("La exportación requiere el plan Business o Enterprise (ver [Planes](planes)).")
+    model = ScriptedModel(
+        [quoted(SPANISH_FLIPPED), quoted(SPANISH_FLIPPED), lost, lost, translated(first), second]
+    )
+    result = bot(model).ask(SPANISH_PDF)
+    assert model.calls == 6 and result.outcome == "fallback"
+    assert "Catalan: Qualsevol informe es pot exportar des de [P1]." in model.requests[4].messages[-1].content
+    assert "Catalan: L'exportació d'informes requereix" in model.requests[5].messages[-1].content
+    assert result.answer.resposta.endswith(
+        "Cualquier informe se puede exportar desde *Informes > Exportar*. **La exportación a PDF no está "
+        "disponible.** Los informes solo se pueden exportar a CSV o a Excel. L'exportació d'informes "
+        "requereix el pla Business o Enterprise (vegeu [Plans i facturació]"
+        "(../administracio/plans-i-facturacio.md))."
+    )
+    check = next(c for c in result.checks if c["check"] == "fallback_translation")
+    assert check["ok"] is True and check["pieces_translated"] == "1/2" and "lost" in check["why"]
 
 
 def test_a_refused_translation_is_asked_for_again_told_why(bot) -> None:

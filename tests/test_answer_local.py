@@ -180,3 +180,11 @@ def test_by_default_a_spanish_question_gets_a_spanish_answer_with_the_menu_path_
     result, _ = ask_auto("¿Dónde descargo las facturas antiguas?")
     assert guess_language(result.answer.resposta) == "es", result.checks
     assert "*Configuració > Facturació > Historial*" in result.answer.resposta, result.checks
+
+
+def test_by_default_an_english_question_gets_the_task_menu_paths_kept(ask_auto) -> None:
+    """answers.jsonl a217 (tune): "**⋯ > Mou a un altre projecte**" and "**⋯ > Duplica**" came back as
+    paths the claim check refused ("use > move", "with > duplicate"), and the answer stayed in Catalan."""
+    result, _ = ask_auto("if i duplicate a task, do the comments and attachments get copied over too?")
+    assert guess_language(result.answer.resposta) == "en", result.checks
+    assert "**⋯ > Duplica**" in result.answer.resposta, result.checks

@@ -87,6 +87,16 @@ def test_claims_missing_from_the_cited_evidence_are_named(answer: str, kind: str
     assert kind in problems(answer, [RESET], "Quant de temps és vàlid l'enllaç?")
 
 
+def test_a_path_that_opens_with_the_menu_icon_is_read_from_the_icon() -> None:
+    """answers.jsonl a205, with the real model: "des del menú de la tasca (**⋯ > Mou…**)" translated
+    "…de la tarea (**⋯ > Mou…**)" was refused for a path «tarea > mou»: the icon was dropped and the
+    word before it read as the path's first step."""
+    moved = "La pots moure des del menú de la tasca (**⋯ > Mou a un altre projecte**)."
+    spanish = "La puedes mover desde el menú de la tarea (**⋯ > Mou a un altre projecte**)."
+    assert problems(spanish, [moved], "¿Cómo muevo una tarea?") == []
+    assert "path" in problems("Desde el menú (**⋯ > Duplica**).", [moved], "¿Cómo muevo una tarea?")
+
+
 def test_a_number_from_the_question_is_not_an_invention() -> None:
     assert problems("No, l'enllaç no dura 48 hores: dura 24 hores.", [RESET, TOKEN], "Dura 48 hores?") == []
 

@@ -29,6 +29,17 @@ def test_a_button_is_kept_as_the_screen_shows_it() -> None:
     assert kept == ["**Nou webhook**", "**Regenera l'enllaç**"]
 
 
+def test_a_menu_path_in_bold_is_kept_as_the_screen_shows_it() -> None:
+    """answers.jsonl a205 and a217, with the real model: "(**⋯ > Mou a un altre projecte**)" and
+    "amb **⋯ > Duplica**" came back as "tarea > mover" and "with > duplicate", paths the claim check
+    refused, and the Spanish and English answers stayed in Catalan."""
+    text, kept = masked(
+        "Mou-la des del menú (**⋯ > Mou a un altre projecte**) o duplica-la amb **⋯ > Duplica**."
+    )
+    assert text == "Mou-la des del menú ([P1]) o duplica-la amb [P2]."
+    assert kept == ["**⋯ > Mou a un altre projecte**", "**⋯ > Duplica**"]
+
+
 def test_emphasis_and_italics_without_a_path_are_translated() -> None:
     text, kept = masked("El pla **Starter** no permet *exportar* res.")
     assert kept == [] and text == "El pla **Starter** no permet *exportar* res."

@@ -78,6 +78,7 @@ from docubot.rag.translate import (
     masked,
     parse_translation,
     plain_ela_geminada,
+    sentence_groups,
     translation_request,
     unmasked,
 )
@@ -696,7 +697,8 @@ class DocuBot:
     ) -> tuple[str | None, dict[str, Any] | None]:
         """`quoted` in the question's language (None: same language, or the translation failed or
         changed a number, path, name or negation twice), and its check for the log. A refused
-        translation is asked for once more, told why (`retried`)."""
+        translation is asked for once more, told why (`retried`); refused again, the extract is
+        translated a few sentences at a time, a piece whose translation fails left as written."""
         source = detect_language(quoted.text, fallback=docs_language(quoted.hits))
         wanted = detect_language(question, fallback=source)
         if wanted == source:
@@ -717,8 +719,51 @@ class DocuBot:
         if through is not None:
             check["through"] = through
         if why is not None:
-            return None, {**check, "ok": False, "why": why}
+            return self._piecewise_translation(
+                quoted.text,
+                source,
+                wanted,
+                question,
+                model,
+                system,
+                usage,
+                {**check, "ok": False, "why": why},
+            )
         return translated, {**check, "ok": True}
+
+    def _piecewise_translation(
+        self,
+        text: str,
+        source: str,
+        wanted: str,
+        question: str,
+        model: ChatModel,
+        system: str,
+        usage: Usage,
+        refused: dict[str, Any],
+    ) -> tuple[str | None, dict[str, Any]]:
+        """`text` translated a few sentences at a time (`sentence_groups`), each piece checked on its
+        own and left as written when its translation fails (None when no piece was translated, the
+        model failed, or `text` is one piece), with the check `refused` (the whole text's) updated:
+        a long extract with many kept codes lost one of them in both tries, and the whole answer
+        stayed in the docs' language."""
+        groups = sentence_groups(text)
+        if len(groups) < 2:
+            return None, refused
+        out, done = [], 0
+        try:
+            for piece in groups:
+                translated, why, _ = self._checked_translation(
+                    piece, source, wanted, question, model, system, usage
+                )
+                out.append(piece if translated is None or why is not None else translated)
+                done += translated is not None and why is None
+        except ProviderError:
+            return None, refused
+        pieces = {**refused, "pieces_translated": f"{done}/{len(groups)}"}
+        if not done:
+            return None, pieces
+        return " ".join(out), {**pieces, "ok": True}
 
     def _checked_translation(
         self,

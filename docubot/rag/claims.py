@@ -28,6 +28,8 @@ RESTRICTIONS = frozenset("nomes solo solament solamente unicament unicamente onl
 _AFFIRMATIVE_START = re.compile(r"^\W*(sí\b|si\s*[,.!]|yes\b)", re.IGNORECASE)
 """'Sí', 'Si,' or 'Yes' (a bare 'si' is 'if' in Catalan and Spanish)."""
 _NEGATIVE_START = re.compile(r"^\W*no\s*[,.:;!]", re.IGNORECASE)
+MENU_ICON = "menuicon"
+"""What "⋯" (a task's or a member's menu, "**⋯ > Duplica**") reads as in a path."""
 _PATH_EDGE = re.compile(r"([\w·'’-]+)[*_`\"»”]*\s*(?:>|→|›)\s*[*_`\"«“]*([\w·'’-]+)")
 _IDENTIFIER = re.compile(
     r"`([^`\n]{2,60})`"  # code spans
@@ -75,9 +77,9 @@ def check_claims(
     restrictions are judged on them, or on the evidence sentences closest to the answer."""
     report = ClaimReport()
     text = " ".join(evidence)
-    folded_evidence = _plain(fold(text))
-    folded_question = _plain(fold(question))
-    folded_answer = _plain(fold(answer))
+    folded_evidence = _folded(text)
+    folded_question = _folded(question)
+    folded_answer = _folded(answer)
     close = list(focus) if focus else _closest_sentences(answer, evidence)
     checks = (
         _numbers(answer, text, question),
@@ -97,10 +99,10 @@ def check_claims(
 def left_out(quote: str, answer: str, question: str) -> list[Claim]:
     """The numbers, menu-path steps, identifiers and plan names of `quote` that `answer` does not
     state (the claim check turned around: the answer as the evidence)."""
-    folded_answer, folded_question = _plain(fold(answer)), _plain(fold(question))
+    folded_answer, folded_question = _folded(answer), _folded(question)
     checks = (
         _numbers(quote, answer, question),
-        _paths(_plain(fold(quote)), folded_answer),
+        _paths(_folded(quote), folded_answer),
         _identifiers(quote, folded_answer, folded_question),
         _plans(quote, f"{folded_answer} {folded_question}"),
     )
@@ -124,7 +126,7 @@ def _paths(answer: str, evidence: str) -> tuple[int, list[Claim]]:
 
 def _identifiers(answer: str, evidence: str, question: str) -> tuple[int, list[Claim]]:
     found = {next(g for g in m.groups() if g) for m in _IDENTIFIER.finditer(answer)}
-    bad = sorted(i for i in found if _plain(fold(i)) not in evidence and _plain(fold(i)) not in question)
+    bad = sorted(i for i in found if _folded(i) not in evidence and _folded(i) not in question)
     return len(found), [Claim("identifier", i) for i in bad]
 
 
@@ -139,8 +141,8 @@ def _negations(
 ) -> tuple[int, list[Claim]]:
     """A negation needs one in the evidence; a yes must not contradict a no; 'only' must survive.
     A "No" correcting a question's own number (`wrong_premise`) needs no "no" in the evidence."""
-    words = set(re.split(r"[\s-]+", _plain(fold(answer))))
-    close_text = _plain(fold(" ".join(close)))
+    words = set(re.split(r"[\s-]+", _folded(answer)))
+    close_text = _folded(" ".join(close))
     close_words = set(_READ_ONLY.sub(" ", close_text).split())
     evidence_words = set(evidence.split())
     problems: list[Claim] = []
@@ -184,7 +186,7 @@ def _echo(answer: str, question: str) -> tuple[int, list[Claim]]:
     said = content_stems(answer)
     if _AFFIRMATIVE_START.match(answer) or _NEGATIVE_START.match(answer):
         return 1, []
-    folded_answer, folded_question = _plain(fold(answer)), _plain(fold(question))
+    folded_answer, folded_question = _folded(answer), _folded(question)
     adds = (
         said - content_stems(question)
         or numbers(answer) - numbers(question)
@@ -253,6 +255,12 @@ def _cells(line: str) -> list[str]:
 def _mentions(folded_text: str, label: str) -> bool:
     label = fold(label).strip()
     return bool(label) and re.search(rf"\b{re.escape(label)}\b", folded_text) is not None
+
+
+def _folded(text: str) -> str:
+    """`text` folded and made plain (`_plain`), the menu icon "⋯" read as a word (`MENU_ICON`): the
+    folding drops it, and the word before it became a path's first step."""
+    return _plain(fold(text.replace("⋯", f" {MENU_ICON} ")))
 
 
 def _plain(folded: str) -> str:

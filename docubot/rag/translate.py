@@ -16,6 +16,7 @@ from typing import Any
 
 from docubot.llm import ChatRequest, Message
 from docubot.rag.contract import ContractError, json_object
+from docubot.text import sentences
 
 LANGUAGE_NAMES = {"ca": "Catalan", "es": "Spanish (castellano)", "en": "English"}
 TRANSLATOR_SYSTEM = (
@@ -91,9 +92,10 @@ _KEPT = re.compile(
     r"|(?<=\]\()[^)\s]+(?=\))|\*\*[^*\n]{1,40}\*\*"
 )
 """What a translation must not touch: code (`nub_live_`, `POST /v1/webhooks`), menu paths
-(*Configuració > API > Tokens*), labels in italics that open with a capital (an option, a state,
-a field: *Desplaça automàticament les dates*, *En curs*) and the buttons clicked (`_CLICKED`), the
-words the user will see on the screen, as they are; and the targets of links
+(*Configuració > API > Tokens*, or in bold: **⋯ > Mou a un altre projecte**, which the local model
+wrote "tarea > mover"), labels in italics that open with a capital (an option, a state, a field:
+*Desplaça automàticament les dates*, *En curs*) and the buttons clicked (`_CLICKED`), the words the
+user will see on the screen, as they are; and the targets of links
 ("[Slack](../integracions/slack.md)": the local model wrote "integraciones"). A lowercase italic
 (*exportar*) is an emphasis, translated."""
 _CLICKED = re.compile(
@@ -105,6 +107,8 @@ _CLICKED = re.compile(
 emphasis ("**no permet exportar**"): the local model wrote "New webhook" and "Regenera el enlace",
 which the screen does not show."""
 _MARKER = re.compile(r"\[P(\d+)\]")
+PIECE_CHARS = 240
+"""An extract translated piece by piece is cut into whole sentences of about this many characters."""
 
 
 def masked(text: str) -> tuple[str, list[str]]:
@@ -115,7 +119,7 @@ def masked(text: str) -> tuple[str, list[str]]:
 
     def mark(match: re.Match[str]) -> str:
         piece = match.group(0)
-        if piece.startswith("**") and not _CLICKED.search(text, 0, match.start()):
+        if piece.startswith("**") and " > " not in piece and not _CLICKED.search(text, 0, match.start()):
             return piece  # an emphasis: translated
         kept.append(piece)
         return f"[P{len(kept)}]"
@@ -135,3 +139,15 @@ def plain_ela_geminada(catalan: str) -> str:
     """Catalan text with "l·l" written "ll" for the model to translate: it read "Il·limitats"
     (unlimited) as "Limitations" and "Límites" in 6 tries of 6, "Illimitats" as "Unlimited"."""
     return re.sub(r"([lL])[·•]([lL])", r"\1\2", catalan)
+
+
+def sentence_groups(text: str) -> list[str]:
+    """`text` cut into pieces of whole sentences, each up to about PIECE_CHARS characters (a longer
+    sentence is a piece of its own), for a translation made piece by piece."""
+    groups: list[str] = []
+    for sentence in sentences(text):
+        if groups and len(groups[-1]) + 1 + len(sentence) <= PIECE_CHARS:
+            groups[-1] += f" {sentence}"
+        else:
+            groups.append(sentence)
+    return groups
