@@ -243,3 +243,25 @@ def test_a_colon_sentence_with_the_item_asked_for_brings_no_other_item() -> None
 
     said = extract("quina llargada mínima?", [_hit(text, 0)], alike).text
     assert "12 caràcters" in said and "5 anteriors" not in said
+
+
+def test_a_question_asking_which_ones_gets_every_item_of_the_list() -> None:
+    """The same passages as the "quina llargada mínima?" case, asked "quins requisits…?": the
+    one item chosen beside the ":" sentence left the other requirements out."""
+    text = (
+        "[Seguretat > Contrasenya]\nLa nova contrasenya ha de complir aquests requisits:\n\n"
+        "- tenir com a mínim 12 caràcters;\n- no coincidir amb les 5 anteriors."
+    )
+
+    alike = _alike("requisits", "12")
+
+    said = extract("quins requisits ha de tenir?", [_hit(text, 0)], alike).text
+    assert "12 caràcters" in said and "5 anteriors" in said
+
+
+def test_the_password_requirements_question_gets_all_four(sample_settings, embedder) -> None:
+    """Real embedder, sample docs: "quins requisits ha de tenir una contrasenya?" got the ":"
+    sentence and the first requirement only."""
+    bot = DocuBot(sample_settings, embedder=embedder, chat_model=None)
+    answer = bot.ask("quins requisits ha de tenir una contrasenya?").answer.resposta
+    assert all(item in answer for item in ("12 caràcters", "un número", "cinc últimes", "adreça de correu"))

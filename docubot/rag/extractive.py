@@ -12,7 +12,8 @@ questions, numbers; `focus.py`), less a little for each fragment further down th
 for "how do I" questions, a procedure's steps; else by the question's stems alone. A unit
 repeated by chunk overlap is said once. When the best passage is a step of a numbered list, the
 whole procedure is said; a sentence opening with a pronoun ("Desa'ls…") comes with the one before
-it, and a sentence ending in ":" said alone with the list it introduces. A message asking several
+it, and a sentence ending in ":" said alone, or asked "which ones" ("quins…?"), with the list it
+introduces. A message asking several
 questions gets the passages closest to each of them, from the fragments found for each
 (`extract_each`; `DocuBot` searches each question on its own).
 """
@@ -63,6 +64,8 @@ _HOW = re.compile(
     r"|\b(?:que he de fer|que cal fer|que tengo que hacer|what do i (?:need to )?do)\b"
 )
 """A question asking for a way to do something (folded)."""
+_WHICH_ONES = re.compile(r"\b(?:quins|quines|cuales|what are|which are)\b")
+"""A question asking which ones, in the plural (folded): it wants a list's every item."""
 ONE_LINE_CODE = 80
 """A code block of one line this short is said with the sentence that introduces it ("escriu:")."""
 KEEP_WITHIN = 0.06
@@ -223,7 +226,7 @@ def closest(candidates: Sequence[Passage], question: str, similarity: Similarity
         *chosen,
         *_procedure(chosen[0], candidates),
         *_antecedents(chosen, candidates),
-        *_introduced(chosen, candidates),
+        *_introduced(chosen, candidates, enumerating=_WHICH_ONES.search(fold(question)) is not None),
     ]
     return sorted({id(p): p for p in said}.values(), key=_where)
 
@@ -247,10 +250,11 @@ def _antecedents(chosen: Sequence[Passage], candidates: Sequence[Passage]) -> li
     return out
 
 
-def _introduced(chosen: Sequence[Passage], candidates: Sequence[Passage]) -> list[Passage]:
+def _introduced(chosen: Sequence[Passage], candidates: Sequence[Passage], enumerating: bool) -> list[Passage]:
     """The items of the list each chosen sentence ending in ":" introduces, up to MAX_STEPS, when
-    none of them is chosen ("La nova contrasenya ha de complir aquests requisits:" says nothing
-    alone; with the one item asked for, it says enough)."""
+    none of them is chosen or the question asks which ones (`enumerating`): "La nova contrasenya ha
+    de complir aquests requisits:" says nothing alone; with the one item asked for ("quina longitud
+    mínima?") it says enough, but not to "quins requisits ha de tenir?"."""
     out = []
     for passage in chosen:
         if passage.unit.kind != "prose" or not passage.unit.text.endswith(":"):
@@ -259,7 +263,7 @@ def _introduced(chosen: Sequence[Passage], candidates: Sequence[Passage]) -> lis
         following = next(after, None)
         if following is not None and following.unit.kind in ("list", "step"):
             items = _list_of(following, candidates)
-            if not any(item in chosen for item in items):
+            if enumerating or not any(item in chosen for item in items):
                 out += items[:MAX_STEPS]
     return out
 
