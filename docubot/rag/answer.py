@@ -9,6 +9,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -719,51 +720,21 @@ class DocuBot:
         if through is not None:
             check["through"] = through
         if why is not None:
-            return self._piecewise_translation(
-                quoted.text,
-                source,
-                wanted,
-                question,
-                model,
-                system,
-                usage,
-                {**check, "ok": False, "why": why},
+            refused = {**check, "ok": False, "why": why}
+            return _piece_by_piece(
+                sentence_groups(quoted.text),
+                partial(
+                    self._checked_translation,
+                    source=source,
+                    wanted=wanted,
+                    question=question,
+                    model=model,
+                    system=system,
+                    usage=usage,
+                ),
+                refused,
             )
         return translated, {**check, "ok": True}
-
-    def _piecewise_translation(
-        self,
-        text: str,
-        source: str,
-        wanted: str,
-        question: str,
-        model: ChatModel,
-        system: str,
-        usage: Usage,
-        refused: dict[str, Any],
-    ) -> tuple[str | None, dict[str, Any]]:
-        """`text` translated a few sentences at a time (`sentence_groups`), each piece checked on its
-        own and left as written when its translation fails (None when no piece was translated, the
-        model failed, or `text` is one piece), with the check `refused` (the whole text's) updated:
-        a long extract with many kept codes lost one of them in both tries, and the whole answer
-        stayed in the docs' language."""
-        groups = sentence_groups(text)
-        if len(groups) < 2:
-            return None, refused
-        out, done = [], 0
-        try:
-            for piece in groups:
-                translated, why, _ = self._checked_translation(
-                    piece, source, wanted, question, model, system, usage
-                )
-                out.append(piece if translated is None or why is not None else translated)
-                done += translated is not None and why is None
-        except ProviderError:
-            return None, refused
-        pieces = {**refused, "pieces_translated": f"{done}/{len(groups)}"}
-        if not done:
-            return None, pieces
-        return " ".join(out), {**pieces, "ok": True}
 
     def _checked_translation(
         self,
@@ -971,6 +942,30 @@ def _from_cache(hit: CacheHit) -> AskResult:
         grounded=cached["grounded"],
         cache=hit.kind,
     )
+
+
+def _piece_by_piece(
+    pieces: Sequence[str],
+    translate: Callable[[str], tuple[str | None, str | None, str | None]],
+    refused: dict[str, Any],
+) -> tuple[str | None, dict[str, Any]]:
+    """`pieces` (an extract's `sentence_groups`) translated one at a time by `translate` (a checked
+    translation: text, why refused, language gone through), a refused piece left as written, and
+    the check `refused` (the whole text's) with `pieces_translated`; None when there is one piece,
+    none was translated or the model failed. A long extract with several kept codes lost one of
+    them in both whole translations, and the answer stayed in the docs' language."""
+    if len(pieces) < 2:
+        return None, refused
+    out, done = [], 0
+    try:
+        for piece in pieces:
+            translated, why, _ = translate(piece)
+            out.append(piece if translated is None or why is not None else translated)
+            done += translated is not None and why is None
+    except ProviderError:
+        return None, refused
+    check = {**refused, "pieces_translated": f"{done}/{len(pieces)}"}
+    return (" ".join(out), {**check, "ok": True}) if done else (None, check)
 
 
 def _translation_problem(translated: str, original: str, question: str, wanted: str) -> str | None:
