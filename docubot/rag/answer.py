@@ -960,8 +960,11 @@ def _piece_by_piece(
     try:
         for piece in pieces:
             translated, why, _ = translate(piece)
-            out.append(piece if translated is None or why is not None else translated)
-            done += translated is not None and why is None
+            if translated is None or why is not None:
+                out.append(piece)
+            else:
+                out.append(translated)
+                done += 1
     except ProviderError:
         return None, refused
     check = {**refused, "pieces_translated": f"{done}/{len(pieces)}"}

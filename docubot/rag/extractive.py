@@ -13,9 +13,8 @@ for "how do I" questions, a procedure's steps; else by the question's stems alon
 repeated by chunk overlap is said once. When the best passage is a step of a numbered list, the
 whole procedure is said; a sentence opening with a pronoun ("Desa'ls…") comes with the one before
 it, and a sentence ending in ":" said alone, or asked "which ones" ("quins…?"), with the list it
-introduces. A message asking several
-questions gets the passages closest to each of them, from the fragments found for each
-(`extract_each`; `DocuBot` searches each question on its own).
+introduces. A message asking several questions gets the passages closest to each of them, from
+the fragments found for each (`extract_each`; `DocuBot` searches each question on its own).
 """
 
 from __future__ import annotations
