@@ -715,6 +715,34 @@ def test_a_translation_that_loses_a_kept_path_is_not_used(bot) -> None:
     assert result.checks[-1]["ok"] is False and "lost" in result.checks[-1]["why"]
 
 
+def test_the_extract_is_pre_edited_for_the_translation_and_checked_against_it(bot) -> None:
+    """tune a003 and a211, with the real model: "Usuaris: Il·limitats" came back "Usuarios: Infinitos"
+    and the row "Enterprise — Preu…" "Empresa — Precio…". The model now reads "Sense límit"; its "Sin
+    límite" is checked against that, not refused as a negation the extract ("Il·limitats") does not
+    hold; the row's label is written back as the docs write it."""
+    sent: list[str] = []
+
+    def translate(request) -> str:
+        sent.append(request.messages[0].content.split("Catalan: ", 1)[1])
+        return translated(SPANISH_ENTERPRISE.replace("Enterprise — Precio", "Empresa - Precio"))
+
+    result = bot(ScriptedModel([translate]), answer_from="extract").ask(ENTERPRISE_USERS)
+    assert "Usuaris: Sense límit" in sent[0] and "Il·limitats" not in sent[0]
+    assert result.answer.resposta == SPANISH_ENTERPRISE
+    assert result.checks[-1] == {"check": "fallback_translation", "language": "es", "ok": True}
+
+
+ENTERPRISE_USERS = "¿Hay un límite de usuarios en el plan Enterprise?"
+SPANISH_ENTERPRISE = (
+    "Los lectores sí que cuentan para el límite en el plan Starter. El plan **Enterprise** añade el "
+    "registro de actividad ampliado, un contrato de nivel de servicio (SLA) con una disponibilidad "
+    "garantizada del 99,9 % y la posibilidad de alojar los datos en un centro de datos de la Unión "
+    "Europea elegido por el cliente. Enterprise — Precio (por usuario y mes): 22 €; Usuarios: Sin "
+    "límite; Almacenamiento: 1 TB; Exportación CSV: Sí; API y webhooks: Sí; Soporte: Gestor de cuenta "
+    "dedicado."
+)
+
+
 INVOICES = "¿Dónde descargo las facturas antiguas?"
 SPANISH_INVOICES = (
     "Las facturas se generan automáticamente en cada renovación y se pueden descargar desde [P1]. "

@@ -1,6 +1,6 @@
 """What a translation of the docs' passages keeps out of the model's hands, and puts back."""
 
-from docubot.rag.translate import masked, plain_ela_geminada, translation_request, unmasked
+from docubot.rag.translate import masked, pre_edited, translation_request, unmasked, with_row_labels
 
 PASSAGE = "Ves a *Configuració > API > Tokens*, fes clic a **Revoca** i copia `nub_live_`. Fet."
 
@@ -56,8 +56,23 @@ def test_a_label_in_italics_is_kept_as_the_screen_shows_it() -> None:
 
 
 def test_the_ela_geminada_is_written_as_two_ls() -> None:
-    written = plain_ela_geminada("Usuaris: Il·limitats; col·laboradors.")
-    assert written == "Usuaris: Illimitats; collaboradors."
+    assert pre_edited("Els col·laboradors i la cel·la.") == "Els collaboradors i la cella."
+
+
+def test_unlimited_is_written_without_a_limit() -> None:
+    """tune a003 and a211, with the real model: "Usuaris: Il·limitats" came back "Usuarios: Infinitos"."""
+    assert pre_edited("Usuaris: Il·limitats; projectes il·limitats.") == (
+        "Usuaris: Sense límit; projectes sense límit."
+    )
+
+
+def test_go_to_is_written_open() -> None:
+    """tune a021 and a051, with the real model: "Ves a *Configuració > API > Webhooks*" came back
+    "You are *Configuració > API > Webhooks*"."""
+    assert pre_edited("Ves a *Configuració > Membres* o ves al teu perfil.") == (
+        "Obre *Configuració > Membres* o obre el teu perfil."
+    )
+    assert pre_edited("Reves a vesper.") == "Reves a vesper."  # whole words only
 
 
 def test_a_link_keeps_its_target_and_translates_its_text() -> None:
@@ -75,3 +90,30 @@ def test_a_second_translation_is_told_why_the_first_was_refused() -> None:
     second = translation_request("s", "Text.", "ca", "en", 10, 0.1, "number «4»").messages[0].content
     assert "refused" not in first
     assert "A first translation was refused (number «4»)" in second and second.endswith("Catalan: Text.")
+
+
+ROWS = (
+    "Starter — Preu (per usuari i mes): 6 €; Usuaris: Fins a 10. Enterprise — Preu (per usuari i mes): 22 €."
+)
+
+
+def test_a_table_row_keeps_its_label_as_the_docs_write_it() -> None:
+    """tune a003, a211 and a230, with the real model: the plans' rows came back "Empresa - Precio…"
+    and "Inicio — Precio…"; a marker in the label's place was dropped in 3 tries of 4."""
+    spanish = (
+        "Inicio — Precio (por usuario y mes): 6 €; Usuarios: Hasta 10. "
+        "Empresa - Precio (por usuario y mes): 22 €."
+    )
+    assert with_row_labels(spanish, ROWS) == (
+        "Starter — Precio (por usuario y mes): 6 €; Usuarios: Hasta 10. "
+        "Enterprise — Precio (por usuario y mes): 22 €."
+    )
+
+
+def test_row_labels_are_left_alone_when_the_rows_do_not_match() -> None:
+    one_row = "Inicio — Precio (por usuario y mes): 6 €; Usuarios: Hasta 10."
+    assert with_row_labels(one_row, ROWS) == one_row  # a row lost: which label is which is unknown
+    prose = "Quan ho facis — i aviat — funcionarà."
+    assert with_row_labels("When you do it — and soon — it will work.", prose) == (
+        "When you do it — and soon — it will work."
+    )

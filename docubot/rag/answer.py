@@ -78,10 +78,11 @@ from docubot.rag.translate import (
     TRANSLATOR_SYSTEM,
     masked,
     parse_translation,
-    plain_ela_geminada,
+    pre_edited,
     sentence_groups,
     translation_request,
     unmasked,
+    with_row_labels,
 )
 from docubot.rag.verify import (
     DENIAL_NOTE,
@@ -750,15 +751,16 @@ class DocuBot:
         """`text` translated and checked: the translation (None when refused), why it was refused
         (a reply that is no translation, a lost code or menu path, a number, path, name or negation
         changed), and the language it went through. ProviderError when the model cannot answer."""
+        edited = pre_edited(text) if source == "ca" else text  # what is translated, and checked against
         try:
             translated, through = self._masked_translation(
-                text, source, wanted, model, system, usage, rejected
+                edited, source, wanted, model, system, usage, rejected
             )
         except ContractError as exc:
             return None, str(exc), None
         if translated is None:
             return None, "a kept code or menu path was lost", through
-        problem = _translation_problem(translated, text, question, wanted)
+        problem = _translation_problem(translated, edited, question, wanted)
         return (None, problem, through) if problem is not None else (translated, None, through)
 
     def _masked_translation(
@@ -772,16 +774,18 @@ class DocuBot:
         rejected: str | None = None,
     ) -> tuple[str | None, str | None]:
         """`text` translated with its code, menu paths and link targets masked and put back (None
-        when one was lost), and the language it went through: English (`PIVOT`) when the model
-        copied it back, else None. `rejected`: why the last translation was refused."""
-        masked_text, kept = masked(plain_ela_geminada(text) if source == "ca" else text)
+        when one was lost) and its table rows' labels as written, and the language it went
+        through: English (`PIVOT`) when the model copied it back, else None. `rejected`: why the
+        last translation was refused."""
+        masked_text, kept = masked(text)
         translated = self._translate(masked_text, source, wanted, model, system, usage, rejected)
         through = None
         if guess_language(translated) != wanted and PIVOT not in (source, wanted):
             through = PIVOT
             english = self._translate(masked_text, source, PIVOT, model, system, usage, rejected)
             translated = self._translate(english, PIVOT, wanted, model, system, usage, rejected)
-        return unmasked(translated, kept), through
+        restored = unmasked(translated, kept)
+        return (with_row_labels(restored, text) if restored is not None else None), through
 
     def _each_question(self, searched: str, retrieval: RetrievalResult) -> list[Asked]:
         """Each question of the message `searched` with its own best fragments: a message asking

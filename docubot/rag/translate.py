@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from docubot.llm import ChatRequest, Message
@@ -135,10 +135,57 @@ def unmasked(text: str, kept: Sequence[str]) -> str | None:
     return _MARKER.sub(lambda m: kept[int(m.group(1)) - 1], text)
 
 
-def plain_ela_geminada(catalan: str) -> str:
-    """Catalan text with "l·l" written "ll" for the model to translate: it read "Il·limitats"
-    (unlimited) as "Limitations" and "Límites" in 6 tries of 6, "Illimitats" as "Unlimited"."""
-    return re.sub(r"([lL])[·•]([lL])", r"\1\2", catalan)
+def with_row_labels(translated: str, source: str) -> str:
+    """`translated` with the labels of the table rows spelled out in `source` ("Enterprise — Preu…")
+    written back as the docs write them: the local model wrote the plans "Empresa — Precio…" and
+    "Inicio — Precio…" (tune a003, a211, a230), and a marker in their place was dropped (3 tries of 4).
+    Left as it is when the translation does not hold as many rows."""
+    labels = _ROW_LABEL.findall(source)
+    rows = list(_TRANSLATED_ROW_LABEL.finditer(translated))
+    if not labels or len(rows) != len(labels):
+        return translated
+    for row, label in zip(reversed(rows), reversed(labels), strict=True):
+        translated = f"{translated[: row.start(1)]}{label} — {translated[row.end() :]}"
+    return translated
+
+
+_ROW_LABEL = re.compile(r"(?:^|(?<=[.;] ))([^\s—.;:][^—.;:\n]{0,40}?) — (?=[^.;:\n]{1,60}: )")
+"""A table row spelled out by the focus step: its label (first cell), then " — " and its cells
+("Starter — Preu (per usuari i mes): 6 €; …")."""
+_TRANSLATED_ROW_LABEL = re.compile(
+    r"(?:^|(?<=[.;] ))([^\s—.;:\-][^—.;:\n]{0,40}?) [—–-] (?=[^.;:\n]{1,60}: )"
+)
+
+
+def pre_edited(catalan: str) -> str:
+    """Catalan text rewritten, meaning unchanged, into words the local model translates right
+    (controlled-language pre-editing): `_PRE_EDITS` in order, each measured on the real model."""
+    for pattern, replacement in _PRE_EDITS:
+        catalan = pattern.sub(replacement, catalan)
+    return catalan
+
+
+def _capitalised_like(replacement: str) -> Callable[[re.Match[str]], str]:
+    """A substitution writing `replacement` with the matched text's first letter's case."""
+
+    def substitute(match: re.Match[str]) -> str:
+        first = match.group(0)[0]
+        return (replacement[0].upper() if first.isupper() else replacement[0]) + replacement[1:]
+
+    return substitute
+
+
+_PRE_EDITS: tuple[tuple[re.Pattern[str], Callable[[re.Match[str]], str] | str], ...] = (
+    # "Il·limitats" (unlimited) became "Infinitos" in Spanish 3 tries of 3 (tune a003, a211),
+    # "Sense límit" "Sin límite" 2 of 2; in English both became "Unlimited".
+    (re.compile(r"\b[iI]l[·•]?limitat(?:s|da|des)?\b"), _capitalised_like("sense límit")),
+    # the ela geminada written "ll": "Il·limitats" was read "Limitations" in 6 tries of 6.
+    (re.compile(r"([lL])[·•]([lL])"), r"\1\2"),
+    # "Ves a *Configuració > …*" (go to) became "You are …" in 3 tries of 4 and "Vas a …" in 4 of 4
+    # (tune a021, a051); "Obre *…*" became "Open …" and "Abre …" in 8 of 8.
+    (re.compile(r"\b[vV]es al\b"), _capitalised_like("obre el")),
+    (re.compile(r"\b[vV]es a\b"), _capitalised_like("obre")),
+)
 
 
 def sentence_groups(text: str) -> list[str]:
