@@ -188,3 +188,12 @@ def test_by_default_an_english_question_gets_the_task_menu_paths_kept(ask_auto) 
     result, _ = ask_auto("if i duplicate a task, do the comments and attachments get copied over too?")
     assert guess_language(result.answer.resposta) == "en", result.checks
     assert "**⋯ > Duplica**" in result.answer.resposta, result.checks
+
+
+def test_by_default_a_spanish_question_about_a_plan_keeps_its_row_and_says_unlimited(ask_auto) -> None:
+    """answers.jsonl a211 (tune): the Enterprise row came back "Empresa - Preu…; Usuarios: Infinitos"."""
+    result, _ = ask_auto("Si pasamos a Enterprise, ¿hay tope de usuarios o podemos meter a toda la empresa?")
+    text = result.answer.resposta
+    assert guess_language(text) == "es", result.checks
+    assert "Enterprise — " in text and "Empresa" not in text, result.checks
+    assert "sin límite" in text.lower() and "Infinitos" not in text, result.checks
