@@ -66,6 +66,11 @@ def test_unlimited_is_written_without_a_limit() -> None:
     )
 
 
+def test_per_user_and_month_is_written_per_user_a_month() -> None:
+    """tune a006, with the real model: "Preu (per usuari i mes)" came back "Price (for user and business)"."""
+    assert pre_edited("Preu (per usuari i mes): 22 €") == "Preu (per usuari al mes): 22 €"
+
+
 def test_go_to_is_written_open() -> None:
     """tune a021 and a051, with the real model: "Ves a *Configuració > API > Webhooks*" came back
     "You are *Configuració > API > Webhooks*"."""

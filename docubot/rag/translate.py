@@ -181,6 +181,10 @@ _PRE_EDITS: tuple[tuple[re.Pattern[str], Callable[[re.Match[str]], str] | str], 
     (re.compile(r"\b[iI]l[·•]?limitat(?:s|da|des)?\b"), _capitalised_like("sense límit")),
     # the ela geminada written "ll": "Il·limitats" was read "Limitations" in 6 tries of 6.
     (re.compile(r"([lL])[·•]([lL])"), r"\1\2"),
+    # "Preu (per usuari i mes)" became "Price (for user and business)" in English in 4 tries of 4
+    # (tune a006); "per usuari al mes" "per user per month" in 2 of 2, in Spanish "por usuario al
+    # mes" in 6 of 7 ("mensual per usuari" left "Preu" in Catalan 5 times in 7).
+    (re.compile(r"\bper (\w+) i mes\b"), r"per \1 al mes"),
     # "Ves a *Configuració > …*" (go to) became "You are …" in 3 tries of 4 and "Vas a …" in 4 of 4
     # (tune a021, a051); "Obre *…*" became "Open …" and "Abre …" in 8 of 8.
     (re.compile(r"\b[vV]es al\b"), _capitalised_like("obre el")),
