@@ -155,6 +155,7 @@ _ROW_LABEL = re.compile(r"(?:^|(?<=[.;] ))([^\s—.;:][^—.;:\n]{0,40}?) — (?
 _TRANSLATED_ROW_LABEL = re.compile(
     r"(?:^|(?<=[.;] ))([^\s—.;:\-][^—.;:\n]{0,40}?) [—–-] (?=[^.;:\n]{1,60}: )"
 )
+"""The same row in a translation, where the model may write the dash as "-" or "–" ("Empresa - Precio…")."""
 
 
 def pre_edited(catalan: str) -> str:
