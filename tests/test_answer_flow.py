@@ -732,6 +732,40 @@ def test_the_extract_is_pre_edited_for_the_translation_and_checked_against_it(bo
     assert result.checks[-1] == {"check": "fallback_translation", "language": "es", "ok": True}
 
 
+def test_a_translation_that_renames_a_plan_named_alone_is_refused(bot) -> None:
+    """ "el Business a 9,60 € i l'Enterprise a 17,60 €" came back "la Empresa a 17,60 €": the plan
+    is named without "pla" before it, which the check of plan names did not see. The corpus's plan
+    names are now looked for alone too: the translation is refused and asked again, told why."""
+    sent: list[str] = []
+
+    def translate(spanish: str):
+        def reply(request) -> str:
+            sent.append(request.messages[-1].content)
+            return translated(spanish)
+
+        return reply
+
+    renamed = SPANISH_ANNUAL.replace("el Enterprise", "la Empresa")
+    model = ScriptedModel([translate(renamed), translate(SPANISH_ANNUAL)])
+    result = bot(model, answer_from="extract").ask("¿Cuánto cuesta el plan Enterprise si pagamos al año?")
+    assert "l'Enterprise a 17,60 €" in sent[0]
+    assert len(sent) == 2 and "plan «Enterprise»" in sent[1]
+    assert result.answer.resposta == SPANISH_ANNUAL
+    assert result.checks[-1] == {
+        "check": "fallback_translation",
+        "language": "es",
+        "ok": True,
+        "retried": "left out plan «Enterprise»",
+    }
+
+
+SPANISH_ANNUAL = (
+    "Si pagas anualmente, obtienes un **descuento del 20 %** sobre el precio mensual. Con el pago "
+    "anual, el plan Starter queda a 4,80 € por usuario al mes, el Business a 9,60 € y el Enterprise a "
+    "17,60 €."
+)
+
+
 ENTERPRISE_USERS = "¿Hay un límite de usuarios en el plan Enterprise?"
 SPANISH_ENTERPRISE = (
     "Los lectores sí que cuentan para el límite en el plan Starter. El plan **Enterprise** añade el "

@@ -7,7 +7,7 @@ counterpart, on the sample docs' own sentences.
 import pytest
 
 from docubot.rag.category import page_category
-from docubot.rag.claims import check_claims, left_out
+from docubot.rag.claims import check_claims, left_out, plan_names
 from docubot.rag.contract import Quote
 from docubot.rag.evidence import verify_quotes
 from docubot.rag.numbers import numbers
@@ -221,3 +221,28 @@ def test_a_translation_that_leaves_out_a_plan_is_caught_and_a_word_before_plans_
     assert left_out(quote, right, "Which plans have custom fields?") == []
     wrong = "On the Negocio and Enterprise plans you can create custom fields."
     assert [c.describe() for c in left_out(quote, wrong, "Which plans?")] == ["plan «Business»"]
+
+
+def test_a_plan_named_alone_counts_when_the_corpus_names_it_a_plan() -> None:
+    """ "el Business a 9,60 € i l'Enterprise a 17,60 €": no "pla" before them, so the check did not
+    see them, and "la Empresa a 17,60 €" passed. The corpus's plan names (`plan_names`) count alone."""
+    corpus = "El pla **Starter** és per a equips petits. El pla Enterprise afegeix l'SLA. Als plans Business…"
+    plans = plan_names(corpus)
+    assert plans == {"Starter", "Business", "Enterprise"}
+    quote = "Amb el pagament anual, el Business queda a 9,60 € i l'Enterprise a 17,60 €."
+    wrong = "Con el pago anual, el Business queda a 9,60 € y la Empresa a 17,60 €."
+    assert left_out(quote, wrong, "") == []  # without the corpus's names, as before
+    assert [c.describe() for c in left_out(quote, wrong, "", plans)] == ["plan «Enterprise»"]
+    right = wrong.replace("la Empresa", "el Enterprise")
+    assert left_out(quote, right, "", plans) == []
+
+
+def test_a_translation_says_each_plan_as_many_times_as_its_source() -> None:
+    """tune a003, with the real model: the row "Enterprise — Preu…" kept its label and the sentence
+    after it said "la Empresa a 17,60 €"; one "Enterprise" was left, so a check for the name alone
+    let it pass."""
+    quote = "Enterprise — Preu (per usuari al mes): 22 €. Amb pagament anual, l'Enterprise queda a 17,60 €."
+    wrong = "Enterprise — Precio (por usuario al mes): 22 €. Con el pago anual, la Empresa queda a 17,60 €."
+    plans = {"Starter", "Business", "Enterprise"}
+    assert [c.describe() for c in left_out(quote, wrong, "", plans)] == ["plan «Enterprise»"]
+    assert left_out(quote, wrong.replace("la Empresa", "el Enterprise"), "", plans) == []

@@ -265,3 +265,20 @@ def test_the_password_requirements_question_gets_all_four(sample_settings, embed
     bot = DocuBot(sample_settings, embedder=embedder, chat_model=None)
     answer = bot.ask("quins requisits ha de tenir una contrasenya?").answer.resposta
     assert all(item in answer for item in ("12 caràcters", "un número", "cinc últimes", "adreça de correu"))
+
+
+def test_a_how_many_question_is_not_drawn_to_error_codes(sample_settings, embedder) -> None:
+    """tune a195: "quants digits te?" got an error table's "401 — …" row, whose code counted as
+    the number asked for, instead of the step with "el codi de sis xifres"."""
+    bot = DocuBot(sample_settings, embedder=embedder, chat_model=None)
+    answer = bot.ask("el codi que em demana l'app d'autenticacio quants digits te?").answer.resposta
+    assert "sis xifres" in answer and "401" not in answer
+
+
+def test_every_row_the_question_names_is_said(sample_settings, embedder) -> None:
+    """tune a212: "which error codes … with a 401?" names four rows of the errors table by their
+    label; three passages said three of them, and token_revoked was lost."""
+    bot = DocuBot(sample_settings, embedder=embedder, chat_model=None)
+    answer = bot.ask("which error codes can the api send back with a 401? want to handle every one").answer
+    for code in ("token_missing", "token_invalid", "token_expired", "token_revoked"):
+        assert f"401 — Codi d'error: `{code}`" in answer.resposta

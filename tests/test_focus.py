@@ -7,7 +7,18 @@ import pytest
 from docubot.rag.answer import DocuBot
 from docubot.rag.contract import Quote
 from docubot.rag.evidence import verify_quotes
-from docubot.rag.focus import DOMINANCE_GAP, cap, dominates, focus, matching_rows, prune, quotable_rows
+from docubot.rag.focus import (
+    DOMINANCE_GAP,
+    Unit,
+    amounts,
+    cap,
+    dominates,
+    focus,
+    matching_rows,
+    prune,
+    quotable_rows,
+    unit_scores,
+)
 from docubot.rag.prompt import Fragment, documentation_block, fragments_from
 from docubot.store import Hit
 
@@ -157,3 +168,23 @@ def test_of_several_rows_with_the_named_label_the_one_whose_code_is_named_is_quo
 def test_no_row_is_spelled_out_when_none_stands_out() -> None:
     assert matching_rows(ERRORS_TABLE, "Quins errors d'autenticació hi ha?") == []
     assert matching_rows(ERRORS_TABLE, "Què passa amb el token?") == []  # every row says token
+
+
+def test_a_row_label_is_no_amount() -> None:
+    """A "how many" question favours passages stating an amount: the "401" labelling an error
+    table's row is none (tune a195); an error `429` still counts (tune a194 lost its passage)."""
+    assert amounts("401 — Codi d'error: `token_missing`; Significat: La petició no inclou…") == set()
+    assert amounts("l'API respon amb un error `429` i la capçalera `Retry-After`.") == {429.0}
+    assert amounts("Introdueix el codi de sis xifres que et mostra l'aplicació.") == {6.0}
+    assert amounts("Starter — Preu (per usuari al mes): 6 €; Usuaris: Fins a 10.") == {6.0, 10.0}
+
+
+def test_a_question_word_is_no_subject_to_match() -> None:
+    """tune a001: the "quant" of "Quant em costarà…?" gave "Mostra quantes tasques…" a stem bonus."""
+    alike = lambda texts: [0.8] * len(texts)  # noqa: E731 — only the stems differ
+    said = [
+        Unit("prose", "Mostra quantes tasques té cada equip.", 0),
+        Unit("prose", "El preu és de 12 €.", 1),
+    ]
+    first, second = unit_scores(said, "Quant costa?", alike)
+    assert first == 0.8 and second > first  # the price holds a number; "quantes" earns nothing

@@ -1,6 +1,17 @@
 """What a translation of the docs' passages keeps out of the model's hands, and puts back."""
 
-from docubot.rag.translate import masked, pre_edited, translation_request, unmasked, with_row_labels
+import json
+
+import pytest
+
+from docubot.rag.translate import (
+    masked,
+    parse_translation,
+    pre_edited,
+    translation_request,
+    unmasked,
+    with_row_labels,
+)
 
 PASSAGE = "Ves a *Configuració > API > Tokens*, fes clic a **Revoca** i copia `nub_live_`. Fet."
 
@@ -122,3 +133,22 @@ def test_row_labels_are_left_alone_when_the_rows_do_not_match() -> None:
     assert with_row_labels("When you do it — and soon — it will work.", prose) == (
         "When you do it — and soon — it will work."
     )
+
+
+@pytest.mark.parametrize(
+    "lead",
+    [
+        "Here are the translated text: ",
+        "Here is the translation into Spanish:\n",
+        "Aquí está la traducción: ",
+    ],
+)
+def test_a_lead_before_the_translation_is_dropped(lead: str) -> None:
+    """Fresh a107, with the real model: the answer opened "Here are the translated text:"."""
+    reply = json.dumps({"resposta": f"{lead}To revoke a token, open [P1]."})
+    assert parse_translation(reply) == "To revoke a token, open [P1]."
+
+
+def test_a_sentence_of_the_docs_ending_in_a_colon_is_no_lead() -> None:
+    for text in ("To translate a page: open it.", "Open the menu: click [P1].", "Here: [P1]."):
+        assert parse_translation(json.dumps({"resposta": text})) == text

@@ -7,7 +7,7 @@ always come from the retrieved chunks' metadata. Every call is recorded in the c
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import Any
@@ -760,7 +760,8 @@ class DocuBot:
             return None, str(exc), None
         if translated is None:
             return None, "a kept code or menu path was lost", through
-        problem = _translation_problem(translated, edited, question, wanted)
+        plans = self.refusal.vocabulary.plans(self.store)
+        problem = _translation_problem(translated, edited, question, wanted, plans)
         return (None, problem, through) if problem is not None else (translated, None, through)
 
     def _masked_translation(
@@ -975,14 +976,18 @@ def _piece_by_piece(
     return (" ".join(out), {**check, "ok": True}) if done else (None, check)
 
 
-def _translation_problem(translated: str, original: str, question: str, wanted: str) -> str | None:
+def _translation_problem(
+    translated: str, original: str, question: str, wanted: str, plans: Collection[str] = ()
+) -> str | None:
     """Why a translation of the docs' `original` cannot stand in for it: a number, path, name or
-    negation it adds or changes, one of its numbers, paths, identifiers or plan names that it
-    leaves out ("Enterprise" became "Empresa"), or another language than `wanted`; None if none."""
+    negation it adds or changes, one of its numbers, paths, identifiers or plan names (`plans`:
+    the corpus's, named alone too) that it leaves out, even one the question names ("l'Enterprise"
+    became "la Empresa" for "¿Cuánto cuesta Enterprise…?"), or another language than `wanted`; None
+    if none."""
     claims = check_claims(translated, [original], question, [original])
     if not claims.supported:
         return claims.problem()
-    lost = left_out(original, translated, question)
+    lost = left_out(original, translated, "", plans)  # the question named it: still to be translated
     if lost:
         return f"left out {lost[0].describe()}"
     written = guess_language(translated)

@@ -11,7 +11,7 @@ answer that only repeats the question. Every problem is named so that the model 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 
 from docubot.rag.numbers import numbers
@@ -96,17 +96,25 @@ def check_claims(
     return report
 
 
-def left_out(quote: str, answer: str, question: str) -> list[Claim]:
+def left_out(quote: str, answer: str, question: str, plans: Collection[str] = ()) -> list[Claim]:
     """The numbers, menu-path steps, identifiers and plan names of `quote` that `answer` does not
-    state (the claim check turned around: the answer as the evidence)."""
+    state (the claim check turned around: the answer as the evidence). `plans`: the corpus's plan
+    names (`plan_names`), which the answer must say as many times as `quote`, "pla" before them or
+    not ("el Business a 9,60 € i l'Enterprise a 17,60 €" was translated "la Empresa a 17,60 €")."""
     folded_answer, folded_question = _folded(answer), _folded(question)
     checks = (
         _numbers(quote, answer, question),
         _paths(_folded(quote), folded_answer),
         _identifiers(quote, folded_answer, folded_question),
         _plans(quote, f"{folded_answer} {folded_question}"),
+        _plans_said_fewer_times(quote, f"{folded_answer} {folded_question}", plans),
     )
     return [claim for _, unsupported in checks for claim in unsupported]
+
+
+def plan_names(text: str) -> set[str]:
+    """The names `text` gives plans ("el pla Starter", "Business plan"), as written."""
+    return {n for m in _PLAN.finditer(text) for n in m.groups() if n and fold(n) not in _NOT_PLANS}
 
 
 def _numbers(answer: str, evidence: str, question: str) -> tuple[int, list[Claim]]:
@@ -131,9 +139,24 @@ def _identifiers(answer: str, evidence: str, question: str) -> tuple[int, list[C
 
 
 def _plans(answer: str, evidence: str) -> tuple[int, list[Claim]]:
-    names = {n for m in _PLAN.finditer(answer) for n in m.groups() if n and fold(n) not in _NOT_PLANS}
+    names = plan_names(answer)
     bad = sorted(n for n in names if not re.search(rf"\b{re.escape(fold(n))}\b", evidence))
     return len(names), [Claim("plan", n) for n in bad]
+
+
+def _plans_said_fewer_times(
+    quote: str, folded_answer: str, known: Collection[str]
+) -> tuple[int, list[Claim]]:
+    """The `known` plan names the answer says fewer times than `quote` does: a translation keeps
+    every mention ("Enterprise — Preu…" and "…i l'Enterprise a 17,60 €" came back "Enterprise —
+    Precio…" and "…y la Empresa a 17,60 €")."""
+    said = {n: _times_said(n, fold(quote)) for n in known}
+    bad = sorted(n for n, times in said.items() if times and _times_said(n, folded_answer) < times)
+    return sum(1 for times in said.values() if times), [Claim("plan", n) for n in bad]
+
+
+def _times_said(name: str, folded: str) -> int:
+    return len(re.findall(rf"\b{re.escape(fold(name))}\b", folded))
 
 
 def _negations(

@@ -8,13 +8,15 @@ out with their column names: the rows the question names, else every row; a one-
 with the sentence ending in ":" that introduces it) closest to the question: with an embedder, by
 the same score that focuses the model's context (multilingual cosine, here the mean of the
 passage's alone and under its section heading, plus the question's stems and, for "how many"
-questions, numbers; `focus.py`), less a little for each fragment further down the ranking, and,
-for "how do I" questions, a procedure's steps; else by the question's stems alone. A unit
-repeated by chunk overlap is said once. When the best passage is a step of a numbered list, the
-whole procedure is said; a sentence opening with a pronoun ("Desa'ls…") comes with the one before
-it, and a sentence ending in ":" said alone, or asked "which ones" ("quins…?"), with the list it
-introduces. A message asking several questions gets the passages closest to each of them, from
-the fragments found for each (`extract_each`; `DocuBot` searches each question on its own).
+questions, amounts: numbers not in code nor labelling a table row; `focus.py`), less a little
+for each fragment further down the ranking, and, for "how do I" questions, a procedure's steps; else
+by the question's stems alone. A unit repeated by chunk overlap is said once. When the best passage
+is a step of a numbered list, the whole procedure is said; a sentence opening with a pronoun
+("Desa'ls…") comes with the one before it, a sentence ending in ":" said alone, or asked "which
+ones" ("quins…?"), with the list it introduces, and a table row the question names with every other
+row of that table it names ("…with a 401?"). A message asking several questions gets the passages
+closest to each of them, from the fragments found for each (`extract_each`; `DocuBot` searches each
+question on its own).
 """
 
 from __future__ import annotations
@@ -226,6 +228,7 @@ def closest(candidates: Sequence[Passage], question: str, similarity: Similarity
         *_procedure(chosen[0], candidates),
         *_antecedents(chosen, candidates),
         *_introduced(chosen, candidates, enumerating=_WHICH_ONES.search(fold(question)) is not None),
+        *_named_rows(chosen, candidates),
     ]
     return sorted({id(p): p for p in said}.values(), key=_where)
 
@@ -265,6 +268,13 @@ def _introduced(chosen: Sequence[Passage], candidates: Sequence[Passage], enumer
             if enumerating or not any(item in chosen for item in items):
                 out += items[:MAX_STEPS]
     return out
+
+
+def _named_rows(chosen: Sequence[Passage], candidates: Sequence[Passage]) -> list[Passage]:
+    """Every row of a table the question names by label, when one of them is chosen: "which error
+    codes can the api send back with a 401?" names four rows, and three passages said three."""
+    tables = {(p.rank, p.unit.line) for p in chosen if p.unit.kind == "row"}
+    return [p for p in candidates if p.unit.kind == "row" and (p.rank, p.unit.line) in tables][:MAX_STEPS]
 
 
 def _one_described_row_per_table(order: list[int], candidates: Sequence[Passage]) -> list[int]:

@@ -47,12 +47,20 @@ KEEP_WITHIN = 0.05
 STEM_BONUS = 0.04
 """Score added per question stem a unit holds, divided by how many units of the fragment hold it."""
 NUMBER_BONUS = 0.03
-"""Score added to a unit holding a number when the question asks how many, how long, how much."""
+"""Score added to a unit holding an amount (`amounts`) when the question asks how many, how long,
+how much."""
+ASKING_STEMS = content_stems(
+    "quant quanta quants quantes cuanto cuanta cuantos cuantas cuales which where when many much"
+)
+"""The stems of question words that are no stopwords: what asks, not what is asked about ("Quant em
+costarà el Business…?" chose "Mostra quantes tasques…" for its "quant")."""
 _QUANTITY = re.compile(
     r"\b(?:quant[a-z]*|cuant[a-z]*|how (?:many|much|long|often)|maxim[a-z]*|minim[a-z]*|max|min)\b"
 )
 
 LIST_ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
+ROW_LABEL_DASH = "—"
+"""What stands between a spelled-out table row's label and its cells ("Starter — Preu…: 6 €")."""
 
 
 @dataclass(frozen=True)
@@ -226,17 +234,17 @@ def _closest_row(body: Sequence[list[str]], question: str) -> list[list[str]]:
 
 def _spelled_out(header: Sequence[str], row: Sequence[str]) -> str:
     cells = [f"{name}: {value}" for name, value in zip(header[1:], row[1:], strict=False)]
-    return f"{row[0]} — " + "; ".join(cells).rstrip(".") + "."
+    return f"{row[0]} {ROW_LABEL_DASH} " + "; ".join(cells).rstrip(".") + "."
 
 
 def unit_scores(
     candidates: Sequence[Unit], question: str, similarity: Similarity, headings: Sequence[str] = ()
 ) -> list[float]:
     """Cosine to the question, plus a bonus for each question stem held (rarer in the fragment:
-    more) and, when the question asks for a quantity, for holding a number. With `headings` (each
-    unit's section, "[Page > Section]"), the cosine is the mean of the unit's alone and under its
-    heading: a sentence means what its section makes it mean."""
-    wanted = content_stems(question)
+    more; a question word like "quant" is none) and, when the question asks for a quantity, for
+    holding an amount. With `headings` (each unit's section, "[Page > Section]"), the cosine is the
+    mean of the unit's alone and under its heading: a sentence means what its section makes it mean."""
+    wanted = content_stems(question) - ASKING_STEMS
     stems = [content_stems(u.text) & wanted for u in candidates]
     spread = Counter(s for held in stems for s in held)
     cosines = _cosines([u.text for u in candidates], similarity, headings)
@@ -244,7 +252,7 @@ def unit_scores(
     return [
         c
         + STEM_BONUS * sum(1 / spread[s] for s in held)
-        + (quantity if numbers(u.text) else 0.0)  # digits or words: "Set dies abans…"
+        + (quantity if amounts(u.text) else 0.0)  # digits or words: "Set dies abans…"
         for c, held, u in zip(cosines, stems, candidates, strict=True)
     ]
 
@@ -256,6 +264,16 @@ def _cosines(texts: Sequence[str], similarity: Similarity, headings: Sequence[st
         return alone
     placed = similarity([f"{heading} {text}" for heading, text in zip(headings, texts, strict=True)])
     return [(a + float(p)) / 2 for a, p in zip(alone, placed, strict=True)]
+
+
+def amounts(text: str) -> set[float]:
+    """The numbers of `text` that may be amounts: not a table row's label ("401 — Codi d'error…",
+    which took the passages of "quants dígits té el codi?"). A number in code still counts: an error
+    `429` stands by the answer to "how long do I back off?"."""
+    return numbers(_ROW_LABEL_START.sub("", text))
+
+
+_ROW_LABEL_START = re.compile(rf"^[^{ROW_LABEL_DASH}\n]{{1,40}} {ROW_LABEL_DASH} ")
 
 
 def asks_quantity(question: str) -> bool:

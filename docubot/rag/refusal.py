@@ -36,6 +36,7 @@ import numpy as np
 
 from docubot.config import Settings
 from docubot.db import Database
+from docubot.rag.claims import plan_names
 from docubot.rag.threshold import refusal_model_data
 from docubot.store import Hit, VectorStore
 from docubot.text import DEFAULT_LANGUAGE, LANGUAGES, detect_language, fold, stopwords
@@ -174,13 +175,15 @@ def question_terms(question: str) -> Terms:
 
 
 class Vocabulary:
-    """The corpus's folded words and five-letter prefixes, rebuilt when the corpus changes."""
+    """The corpus's folded words and five-letter prefixes, its language and the names it gives
+    plans, rebuilt when the corpus changes."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._version: int | None = None
         self._words: frozenset[str] = frozenset()
         self._prefixes: frozenset[str] = frozenset()
+        self._plans: frozenset[str] = frozenset()
         self._language = "ca"
 
     def known(self, store: VectorStore, word: str) -> bool:
@@ -194,19 +197,27 @@ class Vocabulary:
         self._refresh(store)
         return self._language
 
+    def plans(self, store: VectorStore) -> frozenset[str]:
+        """The plan names the corpus uses ("pla Starter", "plans Business i Enterprise")."""
+        self._refresh(store)
+        return self._plans
+
     def _refresh(self, store: VectorStore) -> None:
         version = store.corpus_version()
         with self._lock:
             if self._version == version:
                 return
             words: set[str] = set()
+            plans: set[str] = set()
             languages: dict[str, int] = {}
             for record in store.get(sorted(store.list_ids())):
                 words.update(_folded_words(record.text))
+                plans.update(plan_names(record.text))
                 language = detect_language(record.text, fallback=DEFAULT_LANGUAGE)
                 languages[language] = languages.get(language, 0) + 1
             self._words = frozenset(words)
             self._prefixes = frozenset(w[:PREFIX] for w in words if len(w) >= PREFIX)
+            self._plans = frozenset(plans)
             self._language = max(languages, key=lambda k: languages[k]) if languages else DEFAULT_LANGUAGE
             self._version = version
 

@@ -16,6 +16,7 @@ from typing import Any
 
 from docubot.llm import ChatRequest, Message
 from docubot.rag.contract import ContractError, json_object
+from docubot.rag.focus import ROW_LABEL_DASH
 from docubot.text import sentences
 
 LANGUAGE_NAMES = {"ca": "Catalan", "es": "Spanish (castellano)", "en": "English"}
@@ -82,9 +83,19 @@ def parse_translation(text: str, field: str = "resposta") -> str:
     except json.JSONDecodeError as exc:
         raise ContractError(f"invalid JSON in the translation: {exc.msg}") from exc
     translated = data.get(field) if isinstance(data, dict) else None
-    if not isinstance(translated, str) or not translated.strip():
+    text = _PREAMBLE.sub("", translated.strip(), count=1) if isinstance(translated, str) else ""
+    if not text.strip():
         raise ContractError(f"the translation has no `{field}`")
-    return translated.strip()
+    return text.strip()
+
+
+_PREAMBLE = re.compile(
+    r"^(?:here (?:is|are)|aqu[ií] (?:est[aá]n?|tienes)|(?:the |la |el )?(?:translat|traduc)\w*)\b"
+    r"[^:\n]{0,60}:\s+(?=\S)",
+    re.IGNORECASE,
+)
+"""A lead the model may write before its translation, which is not one ("Here are the translated
+text: …", fresh a107; "Aquí está la traducción: …"): it is dropped."""
 
 
 _KEPT = re.compile(
@@ -145,16 +156,17 @@ def with_row_labels(translated: str, source: str) -> str:
     if not labels or len(rows) != len(labels):
         return translated
     for row, label in zip(reversed(rows), reversed(labels), strict=True):
-        translated = f"{translated[: row.start(1)]}{label} — {translated[row.end() :]}"
+        translated = f"{translated[: row.start(1)]}{label} {ROW_LABEL_DASH} {translated[row.end() :]}"
     return translated
 
 
-_ROW_LABEL = re.compile(r"(?:^|(?<=[.;] ))([^\s—.;:][^—.;:\n]{0,40}?) — (?=[^.;:\n]{1,60}: )")
+_LABEL = rf"(?:^|(?<=[.;] ))([^\s{ROW_LABEL_DASH}.;:\-][^{ROW_LABEL_DASH}.;:\n]{{0,40}}?)"
+"""A row's label: at the start or after a sentence or cell, up to 40 characters with no dash or stop."""
+_CELLS_FOLLOW = r"(?=[^.;:\n]{1,60}: )"
+_ROW_LABEL = re.compile(rf"{_LABEL} {ROW_LABEL_DASH} {_CELLS_FOLLOW}")
 """A table row spelled out by the focus step: its label (first cell), then " — " and its cells
 ("Starter — Preu (per usuari i mes): 6 €; …")."""
-_TRANSLATED_ROW_LABEL = re.compile(
-    r"(?:^|(?<=[.;] ))([^\s—.;:\-][^—.;:\n]{0,40}?) [—–-] (?=[^.;:\n]{1,60}: )"
-)
+_TRANSLATED_ROW_LABEL = re.compile(rf"{_LABEL} [{ROW_LABEL_DASH}–-] {_CELLS_FOLLOW}")
 """The same row in a translation, where the model may write the dash as "-" or "–" ("Empresa - Precio…")."""
 
 
