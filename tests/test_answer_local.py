@@ -197,3 +197,12 @@ def test_by_default_a_spanish_question_about_a_plan_keeps_its_row_and_says_unlim
     assert guess_language(text) == "es", result.checks
     assert "Enterprise — " in text and "Empresa" not in text, result.checks
     assert "sin límite" in text.lower() and "Infinitos" not in text, result.checks
+
+
+def test_by_default_a_plan_named_in_running_text_keeps_its_name(ask_auto) -> None:
+    """answers.jsonl a003 (tune): the row kept "Enterprise — " and the sentence after it said "el
+    Business a 9,60 € y la Empresa a 17,60 €"; the check saw one "Enterprise" and let it pass."""
+    result, _ = ask_auto("¿Cuánto cuesta el plan Enterprise al mes por usuario?")
+    text = result.answer.resposta
+    assert "22 €" in text and "Empresa" not in text, result.checks
+    assert text.count("Enterprise") >= 2, result.checks

@@ -8,7 +8,7 @@ out with their column names: the rows the question names, else every row; a one-
 with the sentence ending in ":" that introduces it) closest to the question: with an embedder, by
 the same score that focuses the model's context (multilingual cosine, here the mean of the
 passage's alone and under its section heading, plus the question's stems and, for "how many"
-questions, amounts: numbers not in code nor labelling a table row; `focus.py`), less a little
+questions, amounts: numbers that label no table row; `focus.py`), less a little
 for each fragment further down the ranking, and, for "how do I" questions, a procedure's steps; else
 by the question's stems alone. A unit repeated by chunk overlap is said once. When the best passage
 is a step of a numbered list, the whole procedure is said; a sentence opening with a pronoun
