@@ -987,7 +987,7 @@ def _translation_problem(
     claims = check_claims(translated, [original], question, [original])
     if not claims.supported:
         return claims.problem()
-    lost = left_out(original, translated, "", plans)  # the question named it: still to be translated
+    lost = left_out(original, translated, "", plans)  # what the question names is still to be translated
     if lost:
         return f"left out {lost[0].describe()}"
     written = guess_language(translated)

@@ -273,8 +273,8 @@ def _introduced(chosen: Sequence[Passage], candidates: Sequence[Passage], enumer
 def _named_rows(chosen: Sequence[Passage], candidates: Sequence[Passage]) -> list[Passage]:
     """Every row of a table the question names by label, when one of them is chosen: "which error
     codes can the api send back with a 401?" names four rows, and three passages said three."""
-    tables = {(p.rank, p.unit.line) for p in chosen if p.unit.kind == "row"}
-    return [p for p in candidates if p.unit.kind == "row" and (p.rank, p.unit.line) in tables][:MAX_STEPS]
+    named = {id(row): row for p in chosen if p.unit.kind == "row" for row in _list_of(p, candidates)}
+    return sorted(named.values(), key=_where)[:MAX_STEPS]
 
 
 def _one_described_row_per_table(order: list[int], candidates: Sequence[Passage]) -> list[int]:
