@@ -1,8 +1,12 @@
 """The embedded default chat model: Qwen2.5-Coder-1.5B-Instruct (GGUF) run by llama-cpp-python.
 
 Output is constrained by the request's JSON schema (a grammar), so it always parses. The model
-object is kept per process: llama.cpp then reuses the KV cache of the longest common prompt
-prefix (the system prompt) from one call to the next.
+object is kept per process, and so is its KV cache: the messages a prompt shares with the last one
+(the system prompt at least) are not evaluated again.
+
+The same prompt gets the same answer whatever the process asked before it. llama.cpp's logits
+depend on how a prompt was cut into batches (by up to 0.4 on this model), so the cache is reused
+only in whole messages, each evaluated on its own, and every call samples from the same seed.
 """
 
 from __future__ import annotations
@@ -10,6 +14,7 @@ from __future__ import annotations
 import atexit
 import threading
 from collections.abc import Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -23,22 +28,36 @@ from docubot.llm.base import (
 )
 from docubot.llm.model_file import local_model_path
 
-_models: dict[tuple[str, int, int], Any] = {}
+SAMPLING_SEED = 0
+# Qwen2.5's chat template (ChatML), one message
+_MESSAGE = "<|im_start|>{role}\n{content}<|im_end|>\n"
+
+
+@dataclass
+class _Loaded:
+    """A loaded model, the lock its generations take and the messages its KV cache holds."""
+
+    llama: Any
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    cached: list[list[int]] = field(default_factory=list)
+
+
+_models: dict[tuple[str, int, int], _Loaded] = {}
 _models_lock = threading.Lock()
 
 
 class LocalModel:
-    """llama.cpp in-process; one generation at a time per loaded model."""
+    """llama.cpp in-process; one generation at a time per loaded model, whichever object asks."""
 
     def __init__(self, model_dir: Path, context_window: int = 4096, threads: int = 2) -> None:
         self.path = local_model_path(model_dir)
         self.name = f"{EMBEDDED_PROVIDER}/qwen2.5-coder-1.5b-instruct-q4_k_m"
         self.context_window = context_window
-        self._llama = _load(self.path, context_window, threads)
-        self._lock = threading.Lock()
+        self._loaded = _load(self.path, context_window, threads)
+        self._llama = self._loaded.llama
 
     def count_tokens(self, text: str) -> int:
-        return len(self._llama.tokenize(text.encode("utf-8"), add_bos=False, special=True))
+        return len(self._tokenize(text))
 
     def stream(self, request: ChatRequest) -> Iterator[StreamEvent]:
         messages = [{"role": "system", "content": request.system}]
@@ -46,7 +65,7 @@ class LocalModel:
         kwargs: dict[str, Any] = {}
         if request.json_schema is not None:
             kwargs["response_format"] = {"type": "json_object", "schema": request.json_schema}
-        with self._lock:
+        with self._loaded.lock:
             prompt_tokens = self._prompt_tokens(messages)
             if prompt_tokens + request.max_tokens > self.context_window:
                 raise ContextWindowError(
@@ -54,11 +73,13 @@ class LocalModel:
                     f"the {self.context_window}-token window"
                 )
             try:
+                self._evaluate_messages(messages)
                 chunks = self._llama.create_chat_completion(
                     messages=messages,
                     stream=True,
                     max_tokens=request.max_tokens,
                     temperature=request.temperature,
+                    seed=SAMPLING_SEED,
                     **kwargs,
                 )
                 output = 0
@@ -71,6 +92,26 @@ class LocalModel:
                 raise ProviderError(f"local model failed: {exc}") from exc
         yield StreamEvent(usage=Usage(prompt_tokens, output))
 
+    def _evaluate_messages(self, messages: list[dict[str, str]]) -> None:
+        """Fill the KV cache with the prompt's messages, one evaluation each, keeping those cached.
+
+        Only messages evaluated here are kept: the tokens a generation added were evaluated one
+        at a time. llama.cpp then finds the whole prompt but its answer header cached.
+        """
+        blocks = [self._tokenize(_MESSAGE.format(**message)) for message in messages]
+        kept = 0
+        cached = self._loaded.cached
+        while kept < min(len(blocks), len(cached)) and blocks[kept] == cached[kept]:
+            kept += 1
+        self._llama.n_tokens = sum(len(block) for block in blocks[:kept])
+        del cached[kept:]
+        for block in blocks[kept:]:
+            self._llama.eval(block)
+            cached.append(block)
+
+    def _tokenize(self, text: str) -> list[int]:
+        return list(self._llama.tokenize(text.encode("utf-8"), add_bos=False, special=True))
+
     def _prompt_tokens(self, messages: list[dict[str, str]]) -> int:
         # ChatML adds about 4 tokens of markup per message around the contents.
         return sum(self.count_tokens(m["content"]) + 4 for m in messages) + 3
@@ -80,12 +121,12 @@ class LocalModel:
 def _close_models() -> None:
     """Free the models before interpreter teardown (llama.cpp cannot free them after it)."""
     with _models_lock:
-        for model in _models.values():
-            model.close()
+        for loaded in _models.values():
+            loaded.llama.close()
         _models.clear()
 
 
-def _load(path: Path, context_window: int, threads: int) -> Any:
+def _load(path: Path, context_window: int, threads: int) -> _Loaded:
     key = (str(path), context_window, threads)
     with _models_lock:
         if key not in _models:
@@ -96,11 +137,12 @@ def _load(path: Path, context_window: int, threads: int) -> Any:
                     "the local chat model needs llama-cpp-python: pip install 'docubot[local]' "
                     "(or DOCUBOT_LLM=none|openai|anthropic)"
                 ) from exc
-            _models[key] = Llama(
+            llama = Llama(
                 model_path=str(path),
                 n_ctx=context_window,
                 n_threads=threads,
                 n_threads_batch=threads,
                 verbose=False,
             )
+            _models[key] = _Loaded(llama)
         return _models[key]
