@@ -282,3 +282,15 @@ def test_every_row_the_question_names_is_said(sample_settings, embedder) -> None
     answer = bot.ask("which error codes can the api send back with a 401? want to handle every one").answer
     for code in ("token_missing", "token_invalid", "token_expired", "token_revoked"):
         assert f"401 — Codi d'error: `{code}`" in answer.resposta
+
+
+def test_someone_and_something_are_no_content_words(sample_settings, embedder) -> None:
+    """tune a204: "algú m'ha escrit una cosa a slack…" got "Mesos després, quan algú es pregunti
+    per què es va fer una cosa…" first, for the two words it shares, not the Slack message action."""
+    bot = DocuBot(sample_settings, embedder=embedder, chat_model=None)
+    question = (
+        "algu m'ha escrit una cosa a slack que hauria de ser una feina pendent, la puc passar a "
+        "nubelia sense copiar i enganxar?"
+    )
+    answer = bot.ask(question).answer.resposta
+    assert "Crea una tasca a Nubelia" in answer and "Mesos després" not in answer

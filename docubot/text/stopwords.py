@@ -1,6 +1,7 @@
 """One stopword list per language: words that never carry a support question's meaning.
 
-Catalan merges the two lists DocuBot had (BM25's and the extractive answers'); Spanish and English
+Catalan merges the two lists DocuBot had (BM25's and the extractive answers') and the indefinite
+words ("algú", "cosa": a sentence sharing them with a question is no closer to it); Spanish and English
 are bm25s's lists (NLTK's Spanish, Lucene's English) plus the question words those lacked. Written
 with accents as a person would; compare them folded (`stopwords()` does).
 """
@@ -13,11 +14,11 @@ from docubot.text.normalize import fold
 
 _WORDS = {
     "ca": """
-a així això al als amb an aquell aquella aquelles aquells aquest aquesta aquestes aquests aquí cada com
-d de del dels des dins el els en entre era és està estan et fer fes fins ha han hi i jo la les li lo ma
-me més meu meva molt n ne no o on pel pels per però perquè pot pots puc quan què qui quin quina quines
-quins s sa se sense seu seus seva seves sí sobre són sota també te teu teva tinc tot tota totes tots u
-un una unes uns va vaig vos
+a algú algun alguna algunes alguns així això al als amb an aquell aquella aquelles aquells aquest
+aquesta aquestes aquests aquí cada com cosa coses d de del dels des dins el els en entre era és està
+estan et fer fes fins ha han hi i jo la les li lo ma me més meu meva molt n ne no o on pel pels per però
+perquè pot pots puc quan què qui quin quina quines quins res s sa se sense seu seus seva seves sí sobre
+són sota també te teu teva tinc tot tota totes tots u un una unes uns va vaig vos
 """,
     "es": """
 a al algo algunas algunos ante antes cómo con contra cual cuando de del desde donde durante e él ella
