@@ -12,6 +12,7 @@ from docubot.ingest.pipeline import ingest
 from docubot.rag.keyword import KeywordIndex
 from docubot.rag.retrieve import Retriever, reciprocal_rank_fusion, zscore_fusion
 from docubot.store.sql import SQLStore
+from docubot.text import stopwords_fingerprint
 
 
 def test_rrf_prefers_what_both_rankings_agree_on() -> None:
@@ -140,4 +141,26 @@ def test_a_corpus_in_english_is_searched_in_english(tmp_path, embedder) -> None:
 def test_the_sample_corpus_is_catalan(sample_settings) -> None:
     store = SQLStore(Database(sample_settings))
     assert KeywordIndex(sample_settings.keyword_index_dir).language(store) == "ca"
+    store.close()
+
+
+def test_an_index_made_with_other_stopwords_is_built_again(tmp_path, embedder) -> None:
+    """Stop 34 added Catalan stopwords ("algú", "cosa"…); an index published before kept its old
+    tokens until the next ingest, since only the corpus version was checked."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "a.md").write_text("# Guia\n\n## Quasars\n\nEl botó Zirconi activa els quasars.\n")
+    settings = Settings(home=tmp_path / "home")
+    store = SQLStore(Database(settings))
+    ingest(docs, settings, store, embedder)
+    pointer = settings.keyword_index_dir / "current.json"
+    published = json.loads(pointer.read_text())
+    stamp = settings.keyword_index_dir / published["folder"] / "ids.json"
+    assert json.loads(stamp.read_text())["tokens"] == stopwords_fingerprint()
+    stamp.write_text(json.dumps({**json.loads(stamp.read_text()), "tokens": "other lists"}))
+    assert KeywordIndex(settings.keyword_index_dir).scores(store, "Zirconi")
+    rebuilt = json.loads(pointer.read_text())
+    assert rebuilt["folder"] != published["folder"]
+    fresh = json.loads((settings.keyword_index_dir / rebuilt["folder"] / "ids.json").read_text())
+    assert fresh["tokens"] == stopwords_fingerprint() and fresh["corpus_version"] == store.corpus_version()
     store.close()

@@ -8,6 +8,7 @@ with accents as a person would; compare them folded (`stopwords()` does).
 
 from __future__ import annotations
 
+import hashlib
 from functools import lru_cache
 
 from docubot.text.normalize import fold
@@ -54,3 +55,11 @@ then there these they this to was what will with you your
 def stopwords(language: str) -> frozenset[str]:
     """The folded stopwords of `language` ('ca', 'es' or 'en')."""
     return frozenset(fold(w) for w in _WORDS[language].split())
+
+
+@lru_cache(maxsize=1)
+def stopwords_fingerprint() -> str:
+    """A digest of every language's stopwords: tokens made with other lists (a keyword index built
+    before an upgrade) are stale."""
+    lists = "\n".join(f"{language}: {' '.join(sorted(stopwords(language)))}" for language in sorted(_WORDS))
+    return hashlib.sha256(lists.encode("utf-8")).hexdigest()[:16]
