@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -12,7 +13,7 @@ from docubot.ingest.pipeline import ingest
 from docubot.rag.keyword import KeywordIndex
 from docubot.rag.retrieve import Retriever, reciprocal_rank_fusion, zscore_fusion
 from docubot.store.sql import SQLStore
-from docubot.text import stopwords_fingerprint
+from docubot.text import TOKENS_VERSION
 
 
 def test_rrf_prefers_what_both_rankings_agree_on() -> None:
@@ -63,13 +64,19 @@ def test_keyword_search_honours_the_version_filters(sample_settings, embedder) -
     store.close()
 
 
-def test_the_index_follows_every_ingest_and_heals_when_stale(tmp_path, embedder) -> None:
+def _zirconi_page_ingested(tmp_path, embedder) -> tuple[Path, Settings, SQLStore]:
+    """A one-page corpus naming "Zirconi", ingested: its docs folder, settings and store."""
     docs = tmp_path / "docs"
     docs.mkdir()
     (docs / "a.md").write_text("# Guia\n\n## Quasars\n\nEl botó Zirconi activa els quasars.\n")
     settings = Settings(home=tmp_path / "home")
     store = SQLStore(Database(settings))
     ingest(docs, settings, store, embedder)
+    return docs, settings, store
+
+
+def test_the_index_follows_every_ingest_and_heals_when_stale(tmp_path, embedder) -> None:
+    docs, settings, store = _zirconi_page_ingested(tmp_path, embedder)
     index = KeywordIndex(settings.keyword_index_dir)
     assert index.scores(store, "Zirconi")
     (docs / "a.md").write_text("# Guia\n\n## Quasars\n\nEl botó Titani activa els quasars.\n")
@@ -147,20 +154,15 @@ def test_the_sample_corpus_is_catalan(sample_settings) -> None:
 def test_an_index_made_with_other_stopwords_is_built_again(tmp_path, embedder) -> None:
     """Stop 34 added Catalan stopwords ("algú", "cosa"…); an index published before kept its old
     tokens until the next ingest, since only the corpus version was checked."""
-    docs = tmp_path / "docs"
-    docs.mkdir()
-    (docs / "a.md").write_text("# Guia\n\n## Quasars\n\nEl botó Zirconi activa els quasars.\n")
-    settings = Settings(home=tmp_path / "home")
-    store = SQLStore(Database(settings))
-    ingest(docs, settings, store, embedder)
+    _, settings, store = _zirconi_page_ingested(tmp_path, embedder)
     pointer = settings.keyword_index_dir / "current.json"
     published = json.loads(pointer.read_text())
     stamp = settings.keyword_index_dir / published["folder"] / "ids.json"
-    assert json.loads(stamp.read_text())["tokens"] == stopwords_fingerprint()
-    stamp.write_text(json.dumps({**json.loads(stamp.read_text()), "tokens": "other lists"}))
+    assert json.loads(stamp.read_text())["tokens"] == TOKENS_VERSION
+    stamp.write_text(json.dumps({**json.loads(stamp.read_text()), "tokens": "tokens-1+other lists"}))
     assert KeywordIndex(settings.keyword_index_dir).scores(store, "Zirconi")
     rebuilt = json.loads(pointer.read_text())
     assert rebuilt["folder"] != published["folder"]
     fresh = json.loads((settings.keyword_index_dir / rebuilt["folder"] / "ids.json").read_text())
-    assert fresh["tokens"] == stopwords_fingerprint() and fresh["corpus_version"] == store.corpus_version()
+    assert fresh["tokens"] == TOKENS_VERSION and fresh["corpus_version"] == store.corpus_version()
     store.close()

@@ -6,8 +6,8 @@ short text does not settle. The index (bm25s) lives in
 `<home>/bm25/`, stamped with the corpus version it was built from: ingest rebuilds it after every
 change, and a reader whose index is not of the store's current corpus version (a crash between the
 chunks and the rebuild, another process's ingest) reloads or rebuilds it before searching, so the
-index can never lag the chunks. It is also stamped with the stopword lists' fingerprint: an index
-tokenized with other lists (an upgrade changed them) is built again on first search.
+index can never lag the chunks. It is also stamped with `TOKENS_VERSION`: an index tokenized
+otherwise (an upgrade changed the stopwords or stemming) is built again on first search.
 
 When the chunks live in PostgreSQL, no index is written to the data folder: each process builds it
 in memory from the database's chunks, again whenever the corpus version moves, so any number of
@@ -33,7 +33,7 @@ from filelock import FileLock
 
 from docubot.config import Settings
 from docubot.store import VectorStore, validate_filters_for
-from docubot.text import DEFAULT_LANGUAGE, corpus_languages, query_tokens, stopwords_fingerprint, tokenize
+from docubot.text import DEFAULT_LANGUAGE, TOKENS_VERSION, corpus_languages, query_tokens, tokenize
 
 
 @dataclass
@@ -185,7 +185,7 @@ class KeywordIndex:
             "corpus_version": version,
             "ids": ids,
             "language": majority,
-            "tokens": stopwords_fingerprint(),
+            "tokens": TOKENS_VERSION,
         }
         (build / _IDS).write_text(json.dumps(stamp))
         self._publish(self.folder, build, version, store)
@@ -224,8 +224,8 @@ class KeywordIndex:
             return None
         published = folder / str(pointer["folder"])
         meta = json.loads((published / _IDS).read_text())
-        if "language" not in meta or meta.get("tokens") != stopwords_fingerprint():
-            return None  # made before the text layer, or with other stopwords: built again
+        if "language" not in meta or meta.get("tokens") != TOKENS_VERSION:
+            return None  # made before the text layer, or by another tokenizer: built again
         ids = list(meta["ids"])
         retriever = bm25s.BM25.load(str(published), mmap=True, show_progress=False) if ids else bm25s.BM25()
         return _Loaded(int(meta["corpus_version"]), retriever, ids, str(meta["language"]))

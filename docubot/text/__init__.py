@@ -13,7 +13,7 @@ from docubot.text.language import (
 )
 from docubot.text.normalize import fold
 from docubot.text.sentences import question_parts, sentences
-from docubot.text.stopwords import stopwords, stopwords_fingerprint
+from docubot.text.stopwords import stopwords
 from docubot.text.tokens import TOKENS_VERSION, content_stems, loose_stems, query_tokens, tokenize
 
 __all__ = [
@@ -31,6 +31,5 @@ __all__ = [
     "question_parts",
     "sentences",
     "stopwords",
-    "stopwords_fingerprint",
     "tokenize",
 ]

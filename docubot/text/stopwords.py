@@ -57,9 +57,7 @@ def stopwords(language: str) -> frozenset[str]:
     return frozenset(fold(w) for w in _WORDS[language].split())
 
 
-@lru_cache(maxsize=1)
 def stopwords_fingerprint() -> str:
-    """A digest of every language's stopwords: tokens made with other lists (a keyword index built
-    before an upgrade) are stale."""
+    """A digest of every language's stopwords, part of `TOKENS_VERSION`."""
     lists = "\n".join(f"{language}: {' '.join(sorted(stopwords(language)))}" for language in sorted(_WORDS))
     return hashlib.sha256(lists.encode("utf-8")).hexdigest()[:16]

@@ -8,12 +8,13 @@ from typing import Any
 
 from docubot.text.language import LANGUAGES, detect_language, guess_language
 from docubot.text.normalize import fold
-from docubot.text.stopwords import stopwords
+from docubot.text.stopwords import stopwords, stopwords_fingerprint
 
 _STEMMER_NAMES = {"ca": "catalan", "es": "spanish", "en": "english"}
-TOKENS_VERSION = "tokens-1"
-"""Names what `tokenize` (with language detection, stopwords and stemmers) produces: change it when
-that output changes, so that term counts stored from it are recomputed, not misread."""
+TOKENS_VERSION = f"tokens-1+{stopwords_fingerprint()}"
+"""Names what `tokenize` (with language detection, stopwords and stemmers) produces: change its
+number when that output changes, so that what is stored from it (a conversation's term counts, the
+BM25 index) is recomputed, not misread. A change to the stopword lists changes it by itself."""
 
 
 @lru_cache(maxsize=3)
