@@ -25,6 +25,10 @@ class ChatRequest:
     json_schema: dict[str, Any] | None = None
     max_tokens: int = 350
     temperature: float = 0.1
+    avoid: tuple[str, ...] = ()
+    """Words the reply must not use (a language's words the translation into another one must
+    not copy). The embedded model bans the tokens that spell each as a whole word; a hosted model
+    tokenizes otherwise and writes the language asked without it, so the others ignore it."""
 
 
 @dataclass

@@ -7,13 +7,17 @@ object is kept per process, and so is its KV cache: the messages a prompt shares
 The same prompt gets the same answer whatever the process asked before it. llama.cpp's logits
 depend on how a prompt was cut into batches (by up to 0.4 on this model), so the cache is reused
 only in whole messages, each evaluated on its own, and every call samples from the same seed.
+
+A request's `avoid` words are never written: the tokens that spell one whole get a logit bias
+of -100, except a token that begins a longer word of the user's message (a name to copy).
 """
 
 from __future__ import annotations
 
 import atexit
+import re
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -29,6 +33,9 @@ from docubot.llm.base import (
 from docubot.llm.model_file import local_model_path
 
 SAMPLING_SEED = 0
+BANNED = -100.0
+"""The logit bias of a token the request avoids: never sampled."""
+_WORD = re.compile(r"[^\W\d_][\w'’·-]*")
 # Qwen2.5's chat template (ChatML), one message
 _MESSAGE = "<|im_start|>{role}\n{content}<|im_end|>\n"
 
@@ -65,6 +72,9 @@ class LocalModel:
         kwargs: dict[str, Any] = {}
         if request.json_schema is not None:
             kwargs["response_format"] = {"type": "json_object", "schema": request.json_schema}
+        if request.avoid:
+            banned = self._word_tokens(request.avoid) - self._word_beginnings(messages[-1]["content"])
+            kwargs["logit_bias"] = dict.fromkeys(banned, BANNED)
         with self._loaded.lock:
             prompt_tokens = self._prompt_tokens(messages)
             if prompt_tokens + request.max_tokens > self.context_window:
@@ -108,6 +118,23 @@ class LocalModel:
         for block in blocks[kept:]:
             self._llama.eval(block)
             cached.append(block)
+
+    def _word_tokens(self, words: Sequence[str]) -> set[int]:
+        """The tokens that are one of `words` whole: after a space, or capitalised without one
+        (the first word of a JSON string). A word of several tokens is left alone: banning its
+        first piece would ban the other words it begins."""
+        variants = {v for w in words for v in (f" {w}", f" {w.capitalize()}", w.capitalize())}
+        return {tokens[0] for v in variants if len(tokens := self._tokenize(v)) == 1}
+
+    def _word_beginnings(self, text: str) -> set[int]:
+        """The first tokens of `text`'s words of several tokens: a name the reply must copy
+        ("Singapore" may begin with the token " Sin") stays writable."""
+        return {
+            tokens[0]
+            for word in set(_WORD.findall(text))
+            for form in (f" {word}", word)
+            if len(tokens := self._tokenize(form)) > 1
+        }
 
     def _tokenize(self, text: str) -> list[int]:
         return list(self._llama.tokenize(text.encode("utf-8"), add_bos=False, special=True))

@@ -8,7 +8,8 @@ question; retrieval searches the translation (BM25) and the mean of its embeddin
 question's (a wrong translation then hides nothing the asked words find), the refusal decision and
 the focus step read the translation, and the answer is still written in the question's language.
 A translation that is empty, too long, in the wrong language, not a question, that changes a number
-or that adds or loses a name is not used.
+or that adds or loses a name is not used. Translating into Catalan, the embedded model may not write
+the Spanish words it wrote instead (`AVOID`).
 """
 
 from __future__ import annotations
@@ -71,7 +72,14 @@ def query_request(question: str, source: str, target: str, system: str, temperat
         f"Example: «{EXAMPLES['es']}» → «{EXAMPLES[target]}»\n\n"
         f"Question: {question}"
     )
-    return ChatRequest(system, (Message("user", prompt),), translation_schema(FIELD), MAX_TOKENS, temperature)
+    return ChatRequest(
+        system,
+        (Message("user", prompt),),
+        translation_schema(FIELD),
+        MAX_TOKENS,
+        temperature,
+        avoid=AVOID.get(target, ()),
+    )
 
 
 EXAMPLES = {
@@ -80,6 +88,19 @@ EXAMPLES = {
     "en": "How do I delete a project?",
 }
 """One question in each language, for the instruction's examples."""
+AVOID: dict[str, tuple[str, ...]] = {
+    "ca": tuple(
+        (
+            "¿ y los las qué cómo cuál hay puedo puede pueden tiene tengo por mi mis está también pero "
+            "cuando tarea tareas proyecto proyectos usuario usuarios cuenta desde otro otra hacer "
+            "nuestro nuestros quiero todos todas ya sin más muy"
+        ).split()
+    ),
+}
+"""Per target language, the words of a close language the local model writes instead of it: asked
+for Catalan, it wrote Spanish for 22 of 98 question translations (13 with these avoided). Only Spanish
+words that begin no word of the sample docs as a token ("con" begins "contrasenya", "para"
+"paraules"); a word of the question such a token begins stays writable (`LocalModel`)."""
 
 
 def _problem(question: str, text: str, target: str) -> str | None:
