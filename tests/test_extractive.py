@@ -294,3 +294,11 @@ def test_someone_and_something_are_no_content_words(sample_settings, embedder) -
     )
     answer = bot.ask(question).answer.resposta
     assert "Crea una tasca a Nubelia" in answer and "Mesos després" not in answer
+
+
+def test_a_row_the_question_names_is_said_past_the_sentence_limit(sample_settings, embedder) -> None:
+    """tune a001: "Quant em costarà el Business…?" scored three sentences above the Business row
+    (a "cada persona" sentence and the annual-payment ones), and the row, fourth, was cut."""
+    bot = DocuBot(sample_settings, embedder=embedder, chat_model=None)
+    answer = bot.ask("Quant em costarà el Business per cada persona al mes?").answer.resposta
+    assert "Business — Preu (per usuari i mes): 12 €" in answer

@@ -13,8 +13,9 @@ for each fragment further down the ranking, and, for "how do I" questions, a pro
 by the question's stems alone. A unit repeated by chunk overlap is said once. When the best passage
 is a step of a numbered list, the whole procedure is said; a sentence opening with a pronoun
 ("Desa'ls…") comes with the one before it, a sentence ending in ":" said alone, or asked "which
-ones" ("quins…?"), with the list it introduces, and a table row the question names with every other
-row of that table it names ("…with a 401?"). A message asking several questions gets the passages
+ones" ("quins…?"), with the list it introduces, and a table row the question names (said even past
+three passages, when it scores near the best) with every other row of that table it names
+("…with a 401?"). A message asking several questions gets the passages
 closest to each of them, from the fragments found for each (`extract_each`; `DocuBot` searches each
 question on its own).
 """
@@ -202,7 +203,10 @@ def passages(hits: Sequence[Hit], question: str) -> list[Passage]:
 
 
 def closest(candidates: Sequence[Passage], question: str, similarity: Similarity | None) -> list[Passage]:
-    """The MAX_SENTENCES best-scoring passages, in the order they stand in the docs."""
+    """The MAX_SENTENCES best-scoring passages, in the order they stand in the docs; with an
+    embedder, only those within KEEP_WITHIN of the best, and past the limit the best table row
+    the question names ("Quant em costarà el Business…?" scored three sentences above the
+    Business row, about each person's workload and the annual payment)."""
     if not candidates:
         return []
     if similarity is not None:
@@ -219,9 +223,12 @@ def closest(candidates: Sequence[Passage], question: str, similarity: Similarity
             len(content_stems(p.unit.text) & wanted) - 0.5 * p.rank - 0.01 * p.position for p in candidates
         ]
     order = _one_described_row_per_table(sorted(range(len(candidates)), key=lambda i: -ranked[i]), candidates)
-    order = order[:MAX_SENTENCES]
-    if similarity is not None:
-        order = [i for i in order if ranked[i] >= ranked[order[0]] - KEEP_WITHIN]
+    if similarity is None:
+        order = order[:MAX_SENTENCES]
+    else:
+        near = [i for i in order if ranked[i] >= ranked[order[0]] - KEEP_WITHIN]
+        named_rows = [i for i in near[MAX_SENTENCES:] if candidates[i].unit.kind == "row"]
+        order = near[:MAX_SENTENCES] + named_rows[:1]
     chosen = [candidates[i] for i in order]
     said = [
         *chosen,
