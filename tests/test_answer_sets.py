@@ -21,10 +21,10 @@ EVAL_SET = Path(__file__).resolve().parents[1] / "evals" / "nubelia"
 ANSWERABLE_KINDS = {"fact", "table", "not_possible", "two_sections", "procedure"}
 UNANSWERABLE_KINDS = {"near_topic", "off_topic", "empty"}
 LANGS = {"ca", "es", "en"}
-SPLITS = {"tune", "holdout", "fresh", "blind", "unseen"}
+SPLITS = {"tune", "holdout", "fresh", "blind", "unseen", "sealed"}
 """`fresh`: held out like `holdout`, written after every other row and never read while tuning.
-`blind`, `unseen`: held out, each written by a helper in a later round and scored only on the final
-run (only their aggregates are read)."""
+`blind`, `unseen`, `sealed`: held out, each written by a helper in a later round and scored only on
+the final run (only their aggregates are read)."""
 ANSWER_KEYS = {"id", "question", "lang", "answerable", "kind", "gold", "facts", "forbidden", "split"}
 TURN_KEYS = {"user", "facts", "forbidden", "gold"}
 
