@@ -302,3 +302,35 @@ def test_a_row_the_question_names_is_said_past_the_sentence_limit(sample_setting
     bot = DocuBot(sample_settings, embedder=embedder, chat_model=None)
     answer = bot.ask("Quant em costarà el Business per cada persona al mes?").answer.resposta
     assert "Business — Preu (per usuari i mes): 12 €" in answer
+
+
+CLONE = (
+    "[API > Duplicar un projecte]\n"
+    "L'API **no té cap endpoint `/clone`** ni cap altra manera de duplicar un projecte. "
+    "Una petició a `POST /v1/projects/{id}/clone` retorna un error `404`. "
+    "Duplicar un projecte només és possible des de l'aplicació web, a *Projecte > Configuració*.\n\n"
+    "Només els administradors poden crear plantilles."
+)
+
+
+def test_a_denial_comes_with_what_only_can_be_done_instead() -> None:
+    """holdout a013: "is there an api call to clone a project?" got the two sentences saying no
+    and without the third, scoring lower, where a project is duplicated ("només… des de
+    l'aplicació web"). A restriction in another paragraph stays out."""
+    said = extract("Hi ha cap crida de l'API per clonar un projecte?", [_hit(CLONE, 0)], _alike("clone")).text
+    assert "només és possible des de l'aplicació web" in said
+    assert "plantilles" not in said
+
+
+def test_a_sentence_denying_nothing_brings_no_restriction() -> None:
+    text = CLONE.replace("**no té cap endpoint `/clone`** ni cap altra manera", "té un endpoint `/clone`")
+    said = extract("Hi ha cap crida de l'API per clonar un projecte?", [_hit(text, 0)], _alike("clone")).text
+    assert "només" not in said
+
+
+def test_the_clone_question_learns_where_a_project_is_duplicated(sample_settings, embedder) -> None:
+    """holdout a013 as searched (its translation was refused as Spanish): the third sentence scored
+    more than KEEP_WITHIN under the denial."""
+    bot = DocuBot(sample_settings, embedder=embedder, chat_model=None)
+    answer = bot.ask("is there an api call to clone a project?").answer.resposta
+    assert "Projecte > Configuració > Duplica el projecte" in answer

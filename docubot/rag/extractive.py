@@ -15,9 +15,10 @@ is a step of a numbered list, the whole procedure is said; a sentence opening wi
 ("Desa'ls…") comes with the one before it, a sentence ending in ":" said alone, or asked "which
 ones" ("quins…?"), with the list it introduces, and a table row the question names (said even past
 three passages, when it scores near the best) with every other row of that table it names
-("…with a 401?"). A message asking several questions gets the passages
-closest to each of them, from the fragments found for each (`extract_each`; `DocuBot` searches each
-question on its own).
+("…with a 401?"), and a sentence denying something with those of its paragraph that say what
+only can be done ("…només és possible des de l'aplicació web"). A message asking several
+questions gets the passages closest to each of them, from the fragments found for each
+(`extract_each`; `DocuBot` searches each question on its own).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from dataclasses import dataclass, replace
 from itertools import pairwise
 
 from docubot.rag.category import page_category
+from docubot.rag.claims import POLARITY_NEGATIONS, RESTRICTIONS
 from docubot.rag.contract import Answer
 from docubot.rag.focus import (
     LIST_ITEM,
@@ -236,6 +238,7 @@ def closest(candidates: Sequence[Passage], question: str, similarity: Similarity
         *_antecedents(chosen, candidates),
         *_introduced(chosen, candidates, enumerating=_WHICH_ONES.search(fold(question)) is not None),
         *_named_rows(chosen, candidates),
+        *_what_can_be_done_instead(chosen, candidates),
     ]
     return sorted({id(p): p for p in said}.values(), key=_where)
 
@@ -257,6 +260,25 @@ def _antecedents(chosen: Sequence[Passage], candidates: Sequence[Passage]) -> li
         ):
             out.append(previous)
     return out
+
+
+def _what_can_be_done_instead(chosen: Sequence[Passage], candidates: Sequence[Passage]) -> list[Passage]:
+    """The sentences of each chosen denial's paragraph that restrict ("només", "only") what the
+    denial rules out: "L'API no té cap endpoint `/clone`…" comes with "Duplicar un projecte només
+    és possible des de l'aplicació web, a *Projecte > Configuració > Duplica el projecte*"."""
+    out = []
+    for passage in chosen:
+        if passage.unit.kind == "prose" and _folded_words(passage.unit.text) & POLARITY_NEGATIONS:
+            out += [
+                p
+                for p in _list_of(passage, candidates)
+                if p.unit.kind == "prose" and _folded_words(p.unit.text) & RESTRICTIONS
+            ]
+    return out
+
+
+def _folded_words(text: str) -> set[str]:
+    return set(re.findall(r"\w+", fold(text)))
 
 
 def _introduced(chosen: Sequence[Passage], candidates: Sequence[Passage], enumerating: bool) -> list[Passage]:
@@ -311,7 +333,8 @@ def _procedure(best: Passage, candidates: Sequence[Passage]) -> list[Passage]:
 
 
 def _list_of(item: Passage, candidates: Sequence[Passage]) -> list[Passage]:
-    """Every item of the list (or table) `item` is one of: its fragment's passages from its unit."""
+    """Every item of the list (or table, or paragraph) `item` is one of: its fragment's passages
+    from its unit (the sentences of one line share it)."""
     return [p for p in candidates if p.rank == item.rank and p.unit.line == item.unit.line]
 
 
