@@ -308,7 +308,8 @@ CLONE = (
     "[API > Duplicar un projecte]\n"
     "L'API **no té cap endpoint `/clone`** ni cap altra manera de duplicar un projecte. "
     "Una petició a `POST /v1/projects/{id}/clone` retorna un error `404`. "
-    "Duplicar un projecte només és possible des de l'aplicació web, a *Projecte > Configuració*.\n\n"
+    "Duplicar un projecte només és possible des de l'aplicació web, a *Projecte > Configuració*. "
+    "Se'n pot compartir un enllaç de només lectura.\n\n"
     "Només els administradors poden crear plantilles."
 )
 
@@ -316,10 +317,10 @@ CLONE = (
 def test_a_denial_comes_with_what_only_can_be_done_instead() -> None:
     """holdout a013: "is there an api call to clone a project?" got the two sentences saying no
     and without the third, scoring lower, where a project is duplicated ("només… des de
-    l'aplicació web"). A restriction in another paragraph stays out."""
+    l'aplicació web"). Another "només" ("de només lectura"), or one in another paragraph, stays out."""
     said = extract("Hi ha cap crida de l'API per clonar un projecte?", [_hit(CLONE, 0)], _alike("clone")).text
     assert "només és possible des de l'aplicació web" in said
-    assert "plantilles" not in said
+    assert "lectura" not in said and "plantilles" not in said
 
 
 def test_a_sentence_denying_nothing_brings_no_restriction() -> None:

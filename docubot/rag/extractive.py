@@ -29,7 +29,7 @@ from dataclasses import dataclass, replace
 from itertools import pairwise
 
 from docubot.rag.category import page_category
-from docubot.rag.claims import POLARITY_NEGATIONS, RESTRICTIONS
+from docubot.rag.claims import POLARITY_NEGATIONS
 from docubot.rag.contract import Answer
 from docubot.rag.focus import (
     LIST_ITEM,
@@ -70,6 +70,11 @@ _HOW = re.compile(
 """A question asking for a way to do something (folded)."""
 _WHICH_ONES = re.compile(r"\b(?:quins|quines|cuales|what are|which are)\b")
 """A question asking which ones, in the plural (folded): it wants a list's every item."""
+_ONLY_POSSIBLE = re.compile(
+    r"\b(?:nomes|solament|unicament|solo|solamente|unicamente|only) (?:es |se )?"
+    r"(?:possible|posible|pot|poden|puede|pueden)\b|\bcan only\b"
+)
+"""How only something can be done (folded): "només és possible", "només es poden", "solo se puede"."""
 ONE_LINE_CODE = 80
 """A code block of one line this short is said with the sentence that introduces it ("escriu:")."""
 KEEP_WITHIN = 0.06
@@ -263,22 +268,22 @@ def _antecedents(chosen: Sequence[Passage], candidates: Sequence[Passage]) -> li
 
 
 def _what_can_be_done_instead(chosen: Sequence[Passage], candidates: Sequence[Passage]) -> list[Passage]:
-    """The sentences of each chosen denial's paragraph that restrict ("només", "only") what the
-    denial rules out: "L'API no té cap endpoint `/clone`…" comes with "Duplicar un projecte només
-    és possible des de l'aplicació web, a *Projecte > Configuració > Duplica el projecte*"."""
+    """The sentences of each chosen denial's paragraph that say how only it can be done: "L'API no
+    té cap endpoint `/clone`…" comes with "Duplicar un projecte només és possible des de l'aplicació
+    web, a *Projecte > Configuració > Duplica el projecte*". Any "només" was too loose: "només
+    llegint-ne el títol", "un enllaç de només lectura" came along."""
     out = []
     for passage in chosen:
-        if passage.unit.kind == "prose" and _folded_words(passage.unit.text) & POLARITY_NEGATIONS:
+        if (
+            passage.unit.kind == "prose"
+            and set(re.findall(r"\w+", fold(passage.unit.text))) & POLARITY_NEGATIONS
+        ):
             out += [
                 p
                 for p in _list_of(passage, candidates)
-                if p.unit.kind == "prose" and _folded_words(p.unit.text) & RESTRICTIONS
+                if p.unit.kind == "prose" and _ONLY_POSSIBLE.search(fold(p.unit.text))
             ]
     return out
-
-
-def _folded_words(text: str) -> set[str]:
-    return set(re.findall(r"\w+", fold(text)))
 
 
 def _introduced(chosen: Sequence[Passage], candidates: Sequence[Passage], enumerating: bool) -> list[Passage]:
