@@ -15,8 +15,8 @@ is a step of a numbered list, the whole procedure is said; a sentence opening wi
 ("Desa'ls…") comes with the one before it, a sentence ending in ":" said alone, or asked "which
 ones" ("quins…?"), with the list it introduces, and a table row the question names (said even past
 three passages, when it scores near the best) with every other row of that table it names
-("…with a 401?"), and a sentence denying something with those of its paragraph that say what
-only can be done ("…només és possible des de l'aplicació web"). A message asking several
+("…with a 401?"), and a sentence denying something with those of its paragraph that say how
+only it can be done ("…només és possible des de l'aplicació web"). A message asking several
 questions gets the passages closest to each of them, from the fragments found for each
 (`extract_each`; `DocuBot` searches each question on its own).
 """
