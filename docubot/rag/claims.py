@@ -112,6 +112,11 @@ def left_out(quote: str, answer: str, question: str, plans: Collection[str] = ()
     return [claim for _, unsupported in checks for claim in unsupported]
 
 
+def holds_a_denial(text: str) -> bool:
+    """Whether `text` holds one of the POLARITY_NEGATIONS (folded words; "**no" counts)."""
+    return bool(set(re.findall(r"\w+", fold(text))) & POLARITY_NEGATIONS)
+
+
 def plan_names(text: str) -> set[str]:
     """The names `text` gives plans ("el pla Starter", "Business plan"), as written."""
     return {n for m in _PLAN.finditer(text) for n in m.groups() if n and fold(n) not in _NOT_PLANS}

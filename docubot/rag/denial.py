@@ -23,7 +23,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from docubot.rag.claims import POLARITY_NEGATIONS
+from docubot.rag.claims import POLARITY_NEGATIONS, holds_a_denial
 from docubot.rag.contract import ModelOutput, Quote
 from docubot.rag.evidence import VerifiedQuote
 from docubot.rag.prompt import Fragment
@@ -94,8 +94,7 @@ def _denies(sentence: str, asked: set[str], asked_words: set[str]) -> bool:
 
 def negates(text: str) -> bool:
     """Whether `text` denies something ("no", "mai", "cannot", "don't")."""
-    folded = fold(text)
-    return bool(set(re.findall(r"\w+", folded)) & POLARITY_NEGATIONS) or "n't" in folded
+    return holds_a_denial(text) or "n't" in fold(text)
 
 
 def denial_answer(denial: VerifiedQuote) -> ModelOutput:

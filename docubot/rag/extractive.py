@@ -29,7 +29,7 @@ from dataclasses import dataclass, replace
 from itertools import pairwise
 
 from docubot.rag.category import page_category
-from docubot.rag.claims import POLARITY_NEGATIONS
+from docubot.rag.claims import holds_a_denial
 from docubot.rag.contract import Answer
 from docubot.rag.focus import (
     LIST_ITEM,
@@ -274,10 +274,7 @@ def _what_can_be_done_instead(chosen: Sequence[Passage], candidates: Sequence[Pa
     llegint-ne el títol", "un enllaç de només lectura" came along."""
     out = []
     for passage in chosen:
-        if (
-            passage.unit.kind == "prose"
-            and set(re.findall(r"\w+", fold(passage.unit.text))) & POLARITY_NEGATIONS
-        ):
+        if passage.unit.kind == "prose" and holds_a_denial(passage.unit.text):
             out += [
                 p
                 for p in _list_of(passage, candidates)

@@ -21,17 +21,16 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from docubot.rag.claims import POLARITY_NEGATIONS, ClaimReport, check_claims
+from docubot.rag.claims import ClaimReport, check_claims, holds_a_denial
 from docubot.rag.contract import ModelOutput, Quote, sources_for
 from docubot.rag.evidence import VerifiedQuote, quoted_lines, verify_quotes
 from docubot.rag.grounding import check_grounding, repair_citations
 from docubot.rag.prompt import REFUSAL_TEXT, Fragment, answer_language
-from docubot.text import DEFAULT_LANGUAGE, detect_language, fold, guess_language, loose_stems
+from docubot.text import DEFAULT_LANGUAGE, detect_language, guess_language, loose_stems
 
 
 @dataclass
@@ -175,7 +174,7 @@ def quoted_denial(output: ModelOutput, fragments: Sequence[Fragment]) -> list[Ve
     disponible", "no es pot"): the small model mistakes "the docs say it is not possible" for "the
     docs do not say". Empty when nothing verified denies anything."""
     quotes = verify_quotes(output.evidencia or [], fragments)
-    if any(set(re.findall(r"\w+", fold(q.text))) & POLARITY_NEGATIONS for q in quotes):  # "**no"
+    if any(holds_a_denial(q.text) for q in quotes):  # "**no"
         return quotes
     return []
 
