@@ -19,7 +19,7 @@ from docubot.eval.refusal import (
 )
 from docubot.rag.answer import DocuBot
 from docubot.rag.question import EMPTY_QUESTION_OUTCOME, EMPTY_QUESTION_TEXT
-from docubot.rag.refusal import SIGNALS, Refusal, Vocabulary, question_terms
+from docubot.rag.refusal import SIGNALS, Refusal, Vocabulary, question_terms, things, unknown_things
 from docubot.rag.threshold import refusal_model_data, refusal_threshold, write_refusal_model
 from docubot.store.sql import SQLStore
 
@@ -44,6 +44,43 @@ def test_vocabulary_knows_inflections_and_sibling_languages_not_absent_products(
     for word in ("heroku", "mongodb", "okta", "bitcoins"):
         assert not vocabulary.known(sample_store, word), word
     assert vocabulary.language(sample_store) == "ca"
+
+
+def test_the_things_a_question_names_are_no_verb_form_and_no_colleague() -> None:
+    terms = question_terms("Vull que en Pere pugui importar i muntar les carpetes des de Trello")
+    assert things(terms, "ca") == ["carpetes", "trello"]
+    # a noun that is also a verb form counts as a verb: the rule then refuses less, never more
+    assert things(question_terms("Hi ha un filtre?"), "ca") == []
+    assert things(question_terms("¿Puedo importar las tareas desde Trello?"), "es") == ["tareas", "trello"]
+
+
+@pytest.mark.parametrize(
+    ("question", "absent"),
+    [
+        ("es pot canviar la interfície a mode fosc?", ("fosc",)),
+        ("Hi ha integració amb microsoft teams?", ("teams",)),
+        ("Puc guardar un filtre per no haver de tornar-lo a muntar?", ()),  # verbs, however unknown
+        ("Vull que en Jordi pugui editar tasques, es pot fer?", ()),  # a colleague
+        ("som 40 a l'oficina, hi ha un màxim d'usuaris al Business?", ()),  # the office is no thing asked for
+        ("Quin temps fa a Barcelona?", ()),  # asks for no thing: the model decides
+        ("Is there a dark mode?", ()),  # not the docs' language: the model decides
+    ],
+)
+def test_unknown_things_are_what_a_question_asks_whether_it_can_have_and_the_docs_never_name(
+    sample_store, question, absent
+) -> None:
+    assert unknown_things(question, sample_store, Vocabulary()) == absent
+
+
+def test_a_question_asking_for_a_thing_the_docs_never_name_is_refused(sample_settings, embedder) -> None:
+    """The refusal model answered near-topic questions that name nothing capitalised ("mode fosc",
+    "microsoft teams" typed lowercase): they scored like answerable ones."""
+    bot = DocuBot(sample_settings, embedder=embedder, chat_model=None)
+    result = bot.ask("es pot canviar la interfície a mode fosc?")
+    assert result.outcome == "refused"
+    assert result.checks[0]["unknown_things"] == ["fosc"] and result.checks[0]["refuse"] is True
+    kept = bot.ask("Puc guardar un filtre per no haver de tornar-lo a muntar?")
+    assert kept.outcome == "answered" and "unknown_things" not in kept.checks[0]
 
 
 @pytest.mark.parametrize(
@@ -102,6 +139,17 @@ def test_the_fitted_threshold_keeps_the_target_share_of_answerable_questions() -
     assert evaluation.combined["holdout"]["kept_answerable"] >= 0.9
     assert evaluation.signal_auroc["best_similarity"]["tune"] > 0.9
     assert set(evaluation.combined) >= {"tune", "holdout", "cv3"}
+
+
+def test_the_evaluation_reports_the_unknown_thing_rule_beside_the_model() -> None:
+    good = [(0.80 + i / 100, True, "answerable", False) for i in range(20)]
+    bad = [(0.95, False, "near_topic", False), (0.96, False, "near_topic", False)]
+    data = rows(good + bad)
+    data[-1].unknown_things = ("fosc",)
+    evaluation = evaluate_refusal(data, floor=0.75, mode="hybrid")
+    alone, ruled = evaluation.combined["tune"], evaluation.combined["tune + unknown-thing rule"]
+    assert ruled["refused_near_topic"] == alone["refused_near_topic"] + 0.5
+    assert ruled["kept_answerable"] == alone["kept_answerable"]
 
 
 def test_the_report_names_tuning_questions_and_only_counts_held_out_ones() -> None:

@@ -20,7 +20,7 @@ import numpy as np
 
 from docubot.eval.metrics import auroc
 from docubot.eval.sets import EvalSetError, load_retrieval_set, read_jsonl
-from docubot.rag.refusal import SIGNALS, RefusalModel, Vocabulary, fit, signals
+from docubot.rag.refusal import SIGNALS, RefusalModel, Vocabulary, fit, signals, unknown_things
 from docubot.store import Hit, VectorStore
 
 Search = Callable[[str, int], list[Hit]]
@@ -43,6 +43,8 @@ class Row:
     item: LabelledQuestion
     values: list[float]
     best: float
+    unknown_things: tuple[str, ...] = ()
+    """What the unknown-thing rule refuses the question for (nothing: the model decides)."""
 
 
 @dataclass
@@ -100,6 +102,7 @@ def collect(
                 item,
                 signals(item.question, hits, store, vocabulary),
                 max((h.score for h in hits), default=0.0),
+                unknown_things(item.question, store, vocabulary),
             )
         )
         if progress:
@@ -124,6 +127,9 @@ def evaluate_refusal(
     for part, subset in (("tune", tune), ("holdout", held)):
         probabilities = [model.probability(r.values) for r in subset]
         evaluation.combined[part] = _measures(subset, probabilities, model.threshold)
+        evaluation.combined[f"{part} + unknown-thing rule"] = _measures(
+            subset, _with_rule(subset, probabilities), model.threshold
+        )
         evaluation.combined[f"floor {floor:.3f} ({part})"] = _measures(
             subset, [r.best for r in subset], floor
         )
@@ -175,7 +181,9 @@ def refusal_combined_markdown(evaluation: RefusalEvaluation) -> str:
             f"{m['refused_off_topic']:.3f} | {m['auroc']:.3f} |"
         )
     model = evaluation.model
-    answered = [(r, model.probability(r.values) >= model.threshold) for r in evaluation.rows]
+    answered = [
+        (r, model.probability(r.values) >= model.threshold and not r.unknown_things) for r in evaluation.rows
+    ]
     refused = [r for r, kept in answered if r.item.answerable and not kept]
     missed = [r for r, kept in answered if not r.item.answerable and kept]
     lines += [
@@ -193,6 +201,11 @@ def _listed(title: str, rows: Sequence[Row]) -> list[str]:
     held = len(rows) - len(tuning)
     named = json.dumps(tuning, ensure_ascii=False)
     return [f"{title}, tuning part ({len(tuning)}): {named}; held out: {held}."]
+
+
+def _with_rule(rows: Sequence[Row], probabilities: Sequence[float]) -> list[float]:
+    """The model's probabilities, with those the unknown-thing rule refuses set below any threshold."""
+    return [-1.0 if r.unknown_things else p for r, p in zip(rows, probabilities, strict=True)]
 
 
 def _cross_validated(rows: Sequence[Row], mode: str, keep: float, folds: int = 3) -> dict[str, float]:

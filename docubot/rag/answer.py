@@ -259,7 +259,7 @@ class DocuBot:
         retrieval_ms = _ms_since(started)
         best = retrieval.best_similarity
         status(f"retrieval: {len(hits)} chunks, best similarity {best:.3f}")
-        decision = self.refusal.decide(searched, hits, self.store, mode or self.retriever.mode)
+        decision = self.refusal.decide(searched, hits, self.store, mode or self.retriever.mode, standalone)
         if decision.refuse:
             result = AskResult(refusal(), [], "refused", _provider(model))
             if on_text:
@@ -270,9 +270,14 @@ class DocuBot:
                 on_text(result.answer.resposta)
         else:
             result = self._generate(question, searched, retrieval, model, on_text, status, context)
-        result.checks.insert(
-            0, {"check": "refusal", "refuse": decision.refuse, "p_answerable": decision.probability}
-        )
+        refusal_check: dict[str, Any] = {
+            "check": "refusal",
+            "refuse": decision.refuse,
+            "p_answerable": decision.probability,
+        }
+        if decision.unknown_things:
+            refusal_check["unknown_things"] = list(decision.unknown_things)
+        result.checks.insert(0, refusal_check)
         if translation.check:
             result.checks.insert(0, translation.check)
             result.usage.input_tokens += translation.input_tokens

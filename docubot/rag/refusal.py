@@ -10,6 +10,14 @@ but they usually name something the docs never mention. The signals, per questio
   occur nowhere in the corpus (capped at 2);
 - `unknown_share`: the share of the question's content words unknown to the corpus.
 
+One rule stands beside the model: a question in the docs' language (Catalan or Spanish, where a
+verb form can be told by its infinitive) that asks whether something
+exists or can be done ("Hi ha mode fosc?", "Es pot instal·lar amb Docker?") and names a thing the
+corpus never mentions is refused, whatever its similarity: docs say what a product does, and say
+"no" only about what they name ("L'exportació a PDF no està disponible"). A thing is a content word
+that is no verb form (its dictionary form, by simplemma, is no infinitive: "guardar", "munto") and
+no colleague's name ("en Pere"); the verbs are where answerable questions use their own words.
+
 For a question not in the corpus's main language, BM25 and the share of unknown words mean little
 (a Spanish question shares few words with Catalan docs), so both are 0 for it. The top1−top2 margin,
 the coverage of the question's words by the retrieved chunks and an other-language flag were
@@ -29,10 +37,12 @@ from __future__ import annotations
 import math
 import re
 import threading
+import unicodedata
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 
 import numpy as np
+import simplemma
 
 from docubot.config import Settings
 from docubot.db import Database
@@ -49,6 +59,21 @@ SIGNALS = (
 )
 PREFIX = 5
 _WORD = re.compile(r"[^\W_][\w·'’-]*[^\W_]|[^\W_]")
+_ASKS_WHETHER = {
+    "ca": re.compile(
+        r"\b(?:hi ha|es pot|es poden|puc|podem|pots|podeu|teniu|existeix|funciona|accepta|admet|"
+        r"suporta|compatible|integracio|integra)\b"
+    ),
+    "es": re.compile(
+        r"\b(?:hay|se puede|se pueden|puedo|podemos|puedes|podeis|teneis|existe|funciona|acepta|"
+        r"admite|soporta|compatible|integracion|integra)\b"
+    ),
+}
+"""A question asking whether something exists or can be done, in the languages whose verb forms
+`_INFINITIVE` tells from things (English has no infinitive ending: on the English corpus, evals/ferrule,
+the rule refused "can I jump from 4.0.3…", "an endpoint I can hit…" and no near-topic question more)."""
+_INFINITIVE = {"ca": re.compile(r"(?:ar|er|ir|re)$"), "es": re.compile(r"(?:ar|er|ir)$")}
+"""How an infinitive ends, where a dictionary form tells a verb by its ending."""
 
 
 @dataclass(frozen=True)
@@ -109,6 +134,8 @@ class Decision:
     probability: float | None
     """P(answerable) from the refusal model; None when the cosine floor decided."""
     signals: tuple[float, ...] = ()
+    unknown_things: tuple[str, ...] = ()
+    """The things the question asks about that the corpus never mentions (refused for them)."""
     """The question has no word in it ("…", "?"): nothing to look up."""
 
 
@@ -126,25 +153,40 @@ class Refusal:
         self.forced = settings.refusal_threshold is not None
         """A threshold set explicitly (DOCUBOT_REFUSAL_THRESHOLD) means the cosine floor alone."""
 
-    def decide(self, question: str, hits: Sequence[Hit], store: VectorStore, mode: str) -> Decision:
+    def decide(
+        self, question: str, hits: Sequence[Hit], store: VectorStore, mode: str, asked: str | None = None
+    ) -> Decision:
+        """Refuse `question` (as searched) or not; `asked`, the question before any translation,
+        is what the unknown-thing rule reads (a translation's odd words are not the user's)."""
         best = max((h.score for h in hits), default=0.0)
         if not hits or self.model is None or self.forced or self.model.mode != mode:
-            return Decision(best < self.floor, None)
-        values = signals(question, hits, store, self.vocabulary)
-        probability = self.model.probability(values)
-        return Decision(probability < self.model.threshold, round(probability, 4), tuple(values))
+            decision = Decision(best < self.floor, None)
+        else:
+            values = signals(question, hits, store, self.vocabulary)
+            probability = self.model.probability(values)
+            decision = Decision(probability < self.model.threshold, round(probability, 4), tuple(values))
+        if decision.refuse or self.forced or not hits:
+            return decision
+        things = unknown_things(asked or question, store, self.vocabulary)
+        return replace(decision, refuse=bool(things), unknown_things=things)
 
 
 @dataclass(frozen=True)
 class Terms:
     content: tuple[str, ...]
     salient: tuple[str, ...]
+    people: tuple[str, ...] = ()
+    """Content words naming a colleague ("en Pere", "na Júlia")."""
+    written: tuple[str, ...] = ()
+    """Each content word as the question writes it, lowercase (what a dictionary looks up)."""
 
 
 def question_terms(question: str) -> Terms:
     """Folded content words of a question, and which of them look like names or technical terms."""
     content: list[str] = []
     salient: list[str] = []
+    people: list[str] = []
+    written: list[str] = []
     stop = frozenset().union(*(stopwords(language) for language in LANGUAGES))
     sentence_start = True
     for match in _WORD.finditer(question):
@@ -155,6 +197,7 @@ def question_terms(question: str) -> Terms:
             if len(word) >= 3:  # a standard, a version, a port: 27001, 8601, 443
                 content.append(word)
                 salient.append(word)
+                written.append(word)
             continue
         # "en Pere", "na Júlia": a colleague (Catalan personal article); "¿… en Valencia?": a place
         person = "¿" not in question and re.search(
@@ -169,9 +212,60 @@ def question_terms(question: str) -> Terms:
         if word in stop or len(word) < (2 if inner_capital or technical else 3):
             continue  # short names count (Go, IP); short common words do not
         content.append(word)
+        written.append(raw.lower())
         if inner_capital or technical:
             salient.append(word)
-    return Terms(tuple(content), tuple(salient))
+        if person and raw[:1].isupper():
+            people.append(word)
+    return Terms(tuple(content), tuple(salient), tuple(people), tuple(written))
+
+
+def unknown_things(question: str, store: VectorStore, vocabulary: Vocabulary) -> tuple[str, ...]:
+    """The things `question` asks whether it can have or do that the corpus never mentions: none
+    unless it is in the corpus's language and asks whether something exists or can be done."""
+    language = vocabulary.language(store)
+    if language not in _ASKS_WHETHER or detect_language(question, fallback=language) != language:
+        return ()
+    named = [
+        word for asked in _asked_about(question, language) for word in things(question_terms(asked), language)
+    ]
+    return tuple(dict.fromkeys(word for word in named if not vocabulary.known(store, word)))
+
+
+def _asked_about(question: str, language: str) -> list[str]:
+    """What follows each "hi ha…", "es pot…" of `question` to the end of its sentence: what it asks
+    whether it exists or can be done ("som uns 40 a l'oficina, … hi ha un màxim de gent?": the
+    office is where they are, not what they ask for)."""
+    question = unicodedata.normalize("NFC", question)
+    unaccented = "".join(
+        c for c in unicodedata.normalize("NFD", question.lower()) if not unicodedata.combining(c)
+    )
+    asked = []
+    for match in _ASKS_WHETHER[language].finditer(unaccented):
+        end = re.search(r"[?.!]", unaccented[match.end() :])
+        asked.append(question[match.start() : match.end() + end.start() if end else len(question)])
+    return asked
+
+
+def things(terms: Terms, language: str) -> list[str]:
+    """The content words of `terms` that name a thing: no colleague's name, no verb with its
+    pronoun ("fer-lo", "me'l"), and no verb form where `language` tells one by its infinitive (a
+    word the dictionary does not know is a name: "Docker")."""
+    return [
+        word
+        for word, written in zip(terms.content, terms.written, strict=True)
+        if word not in terms.people
+        and not any(mark in written for mark in "-'’")
+        and not _verb_form(written, language)
+    ]
+
+
+def _verb_form(word: str, language: str) -> bool:
+    """`word` is a form of a verb the dictionary of `language` knows ("munto" → "muntar")."""
+    infinitive = _INFINITIVE.get(language)
+    if infinitive is None or not simplemma.is_known(word, lang=language):
+        return False
+    return infinitive.search(fold(simplemma.lemmatize(word, lang=language))) is not None
 
 
 class Vocabulary:

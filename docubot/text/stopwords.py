@@ -1,7 +1,8 @@
 """One stopword list per language: words that never carry a support question's meaning.
 
-Catalan merges the two lists DocuBot had (BM25's and the extractive answers') and the indefinite
-words ("algú", "cosa": a sentence sharing them with a question is no closer to it); Spanish and English
+Catalan merges the two lists DocuBot had (BM25's and the extractive answers'), the indefinite
+words ("algú", "cosa": a sentence sharing them with a question is no closer to it), and the forms of
+"ser" and the possessives the others lacked ("sóc", "nostre": no thing a question names); Spanish and English
 are bm25s's lists (NLTK's Spanish, Lucene's English) plus the question words those lacked. Written
 with accents as a person would; compare them folded (`stopwords()` does).
 """
@@ -19,7 +20,8 @@ a algú algun alguna algunes alguns així això al als amb an aquell aquella aqu
 aquesta aquestes aquests aquí cada com cosa coses d de del dels des dins el els en entre era és està
 estan et fer fes fins ha han hi i jo la les li lo ma me més meu meva molt n ne no o on pel pels per però
 perquè pot pots puc quan què qui quin quina quines quins res s sa se sense seu seus seva seves sí sobre
-són sota també te teu teva tinc tot tota totes tots u un una unes uns va vaig vos
+sóc som són sota sou també te teu teva tinc tot tota totes tots u un una unes uns va vaig vos nostre nostra
+nostres vostre vostra vostres
 """,
     "es": """
 a al algo algunas algunos ante antes cómo con contra cual cuando de del desde donde durante e él ella
