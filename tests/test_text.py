@@ -13,6 +13,7 @@ from docubot.text import (
     corpus_languages,
     detect_language,
     fold,
+    fold_in_place,
     guess_language,
     query_tokens,
     question_parts,
@@ -159,3 +160,10 @@ def test_the_prompt_asks_for_every_part_in_the_question_language() -> None:
     english = user_message("How long do invitations last? and the password link?", shown)
     assert "The question has 2 parts: answer all of them." in english
     assert "parts" not in user_message("Quant duren les invitacions?", shown)
+
+
+def test_fold_in_place_keeps_every_character_where_it_was() -> None:
+    text = "Hi ha integració amb l'aplicació? Cancel·la-ho"
+    folded = fold_in_place(text)
+    assert folded == "hi ha integracio amb l'aplicacio? cancel·la-ho"
+    assert len(folded) == len(text) and folded.index("?") == text.index("?")

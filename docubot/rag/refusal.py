@@ -11,12 +11,12 @@ but they usually name something the docs never mention. The signals, per questio
 - `unknown_share`: the share of the question's content words unknown to the corpus.
 
 One rule stands beside the model: a question in the docs' language (Catalan or Spanish, where a
-verb form can be told by its infinitive) that asks whether something
-exists or can be done ("Hi ha mode fosc?", "Es pot instal·lar amb Docker?") and names a thing the
-corpus never mentions is refused, whatever its similarity: docs say what a product does, and say
-"no" only about what they name ("L'exportació a PDF no està disponible"). A thing is a content word
-that is no verb form (its dictionary form, by simplemma, is no infinitive: "guardar", "munto") and
-no colleague's name ("en Pere"); the verbs are where answerable questions use their own words.
+verb form can be told by its infinitive) that asks whether something exists or can be done ("Hi ha
+mode fosc?", "Es pot instal·lar amb Docker?") and names a thing the corpus never mentions is
+refused, whatever its similarity: docs say what a product does, and say "no" only about what they
+name ("L'exportació a PDF no està disponible"). A thing is a content word that is no verb form (its
+dictionary form, by simplemma, is no infinitive: "guardar", "munto") and no colleague's name ("en
+Pere"); the verbs are where answerable questions use their own words.
 
 For a question not in the corpus's main language, BM25 and the share of unknown words mean little
 (a Spanish question shares few words with Catalan docs), so both are 0 for it. The top1−top2 margin,
@@ -49,7 +49,7 @@ from docubot.db import Database
 from docubot.rag.claims import plan_names
 from docubot.rag.threshold import refusal_model_data
 from docubot.store import Hit, VectorStore
-from docubot.text import DEFAULT_LANGUAGE, LANGUAGES, detect_language, fold, stopwords
+from docubot.text import DEFAULT_LANGUAGE, LANGUAGES, detect_language, fold, fold_in_place, stopwords
 
 SIGNALS = (
     "best_similarity",
@@ -134,9 +134,9 @@ class Decision:
     probability: float | None
     """P(answerable) from the refusal model; None when the cosine floor decided."""
     signals: tuple[float, ...] = ()
+    """The values of SIGNALS (none when the cosine floor decided)."""
     unknown_things: tuple[str, ...] = ()
     """The things the question asks about that the corpus never mentions (refused for them)."""
-    """The question has no word in it ("…", "?"): nothing to look up."""
 
 
 class Refusal:
@@ -237,12 +237,10 @@ def _asked_about(question: str, language: str) -> list[str]:
     whether it exists or can be done ("som uns 40 a l'oficina, … hi ha un màxim de gent?": the
     office is where they are, not what they ask for)."""
     question = unicodedata.normalize("NFC", question)
-    unaccented = "".join(
-        c for c in unicodedata.normalize("NFD", question.lower()) if not unicodedata.combining(c)
-    )
+    folded = fold_in_place(question)
     asked = []
-    for match in _ASKS_WHETHER[language].finditer(unaccented):
-        end = re.search(r"[?.!]", unaccented[match.end() :])
+    for match in _ASKS_WHETHER[language].finditer(folded):
+        end = re.search(r"[?.!]", folded[match.end() :])
         asked.append(question[match.start() : match.end() + end.start() if end else len(question)])
     return asked
 

@@ -11,7 +11,7 @@ from docubot.text.language import (
     guess_language,
     language_probabilities,
 )
-from docubot.text.normalize import fold
+from docubot.text.normalize import fold, fold_in_place
 from docubot.text.sentences import question_parts, sentences
 from docubot.text.stopwords import stopwords
 from docubot.text.tokens import TOKENS_VERSION, content_stems, loose_stems, query_tokens, tokenize
@@ -24,6 +24,7 @@ __all__ = [
     "corpus_languages",
     "detect_language",
     "fold",
+    "fold_in_place",
     "guess_language",
     "language_probabilities",
     "loose_stems",
