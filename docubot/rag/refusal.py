@@ -74,6 +74,12 @@ _ASKS_WHETHER = {
 the rule refused "can I jump from 4.0.3…", "an endpoint I can hit…" and no near-topic question more)."""
 _INFINITIVE = {"ca": re.compile(r"(?:ar|er|ir|re)$"), "es": re.compile(r"(?:ar|er|ir)$")}
 """How an infinitive ends, where a dictionary form tells a verb by its ending."""
+_SETTING_STARTS = {
+    "ca": re.compile(r"[?.!]|\b(?:durant|mentre|quan|si|abans|despres)\b"),
+    "es": re.compile(r"[?.!]|\b(?:durante|mientras|cuando|si|antes|despues)\b"),
+}
+"""Where what a question asks for ends: its sentence's end, or a clause of time or condition that
+sets the scene ("…tallar l'accés d'un treballador durant la baixa per maternitat…")."""
 
 
 @dataclass(frozen=True)
@@ -233,14 +239,14 @@ def unknown_things(question: str, store: VectorStore, vocabulary: Vocabulary) ->
 
 
 def _asked_about(question: str, language: str) -> list[str]:
-    """What follows each "hi ha…", "es pot…" of `question` to the end of its sentence: what it asks
-    whether it exists or can be done ("som uns 40 a l'oficina, … hi ha un màxim de gent?": the
-    office is where they are, not what they ask for)."""
+    """What follows each "hi ha…", "es pot…" of `question` to the end of its sentence or a clause
+    of time or condition: what it asks whether it exists or can be done ("som uns 40 a l'oficina, …
+    hi ha un màxim de gent?": the office is where they are, not what they ask for)."""
     question = unicodedata.normalize("NFC", question)
     folded = fold_in_place(question)
     asked = []
     for match in _ASKS_WHETHER[language].finditer(folded):
-        end = re.search(r"[?.!]", folded[match.end() :])
+        end = _SETTING_STARTS[language].search(folded[match.end() :])
         asked.append(question[match.start() : match.end() + end.start() if end else len(question)])
     return asked
 
