@@ -23,6 +23,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from docubot.rag.asking import ABILITY, CONDITIONS
 from docubot.rag.claims import POLARITY_NEGATIONS, holds_a_denial
 from docubot.rag.contract import ModelOutput, Quote
 from docubot.rag.evidence import VerifiedQuote
@@ -30,12 +31,6 @@ from docubot.rag.prompt import Fragment
 from docubot.rag.refusal import question_terms
 from docubot.text import content_stems, fold, question_parts, sentences
 
-_ABILITY = re.compile(
-    r"\b(?:puc|podem|pots|pot|poden|es pot|es poden|hi ha (?:manera|forma)|es possible|permet"
-    r"|can|could|is it possible|is there a way|puedo|podemos|puedes|puede|pueden|se puede|es posible)\b"
-)
-"""Whether something can be done, in Catalan, English and Spanish (folded text)."""
-_CONDITIONS = frozenset("si if quan when cuando mentre while".split())
 CLAUSE_WORDS = 6
 """Most words after the negation that belong to what it denies (a clause ends it sooner)."""
 _TOKEN = re.compile(r"\w+|[,;:.()]")
@@ -43,7 +38,7 @@ _TOKEN = re.compile(r"\w+|[,;:.()]")
 
 def asks_ability(question: str) -> bool:
     """Whether the question asks if something can be done ("puc…?", "can I…?", "¿se puede…?")."""
-    return bool(_ABILITY.search(fold(question)))
+    return bool(ABILITY.search(fold(question)))
 
 
 def stated_denial(question: str, fragments: Sequence[Fragment]) -> VerifiedQuote | None:
@@ -78,7 +73,7 @@ def _denies(sentence: str, asked: set[str], asked_words: set[str]) -> bool:
         if not token[0].isalnum():
             clause_start = index + 1
             continue
-        if token not in POLARITY_NEGATIONS or _CONDITIONS & set(tokens[clause_start:index]):
+        if token not in POLARITY_NEGATIONS or CONDITIONS & set(tokens[clause_start:index]):
             continue
         if (names & set(tokens[:index])) - asked_words:
             continue

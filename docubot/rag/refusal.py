@@ -46,6 +46,7 @@ import simplemma
 
 from docubot.config import Settings
 from docubot.db import Database
+from docubot.rag.asking import SCENE, WHETHER
 from docubot.rag.claims import plan_names
 from docubot.rag.threshold import refusal_model_data
 from docubot.store import Hit, VectorStore
@@ -59,27 +60,10 @@ SIGNALS = (
 )
 PREFIX = 5
 _WORD = re.compile(r"[^\W_][\w·'’-]*[^\W_]|[^\W_]")
-_ASKS_WHETHER = {
-    "ca": re.compile(
-        r"\b(?:hi ha|es pot|es poden|puc|podem|pots|podeu|teniu|existeix|funciona|accepta|admet|"
-        r"suporta|compatible|integracio|integra)\b"
-    ),
-    "es": re.compile(
-        r"\b(?:hay|se puede|se pueden|puedo|podemos|puedes|podeis|teneis|existe|funciona|acepta|"
-        r"admite|soporta|compatible|integracion|integra)\b"
-    ),
-}
-"""A question asking whether something exists or can be done, in the languages whose verb forms
-`_INFINITIVE` tells from things (English has no infinitive ending: on the English corpus, evals/ferrule,
-the rule refused "can I jump from 4.0.3…", "an endpoint I can hit…" and no near-topic question more)."""
 _INFINITIVE = {"ca": re.compile(r"(?:ar|er|ir|re)$"), "es": re.compile(r"(?:ar|er|ir)$")}
-"""How an infinitive ends, where a dictionary form tells a verb by its ending."""
-_SETTING_STARTS = {
-    "ca": re.compile(r"[?.!]|\b(?:durant|mentre|quan|si|abans|despres)\b"),
-    "es": re.compile(r"[?.!]|\b(?:durante|mientras|cuando|si|antes|despues)\b"),
-}
-"""Where what a question asks for ends: its sentence's end, or a clause of time or condition that
-sets the scene ("…tallar l'accés d'un treballador durant la baixa per maternitat…")."""
+"""How an infinitive ends, in the languages whose verb forms the unknown-thing rule tells from things
+(English has none: on the English corpus, evals/ferrule, the rule refused "can I jump from 4.0.3…",
+"an endpoint I can hit…" and no near-topic question more)."""
 
 
 @dataclass(frozen=True)
@@ -230,23 +214,21 @@ def unknown_things(question: str, store: VectorStore, vocabulary: Vocabulary) ->
     """The things `question` asks whether it can have or do that the corpus never mentions: none
     unless it is in the corpus's language and asks whether something exists or can be done."""
     language = vocabulary.language(store)
-    if language not in _ASKS_WHETHER or detect_language(question, fallback=language) != language:
+    if language not in _INFINITIVE or detect_language(question, fallback=language) != language:
         return ()
-    named = [
-        word for asked in _asked_about(question, language) for word in things(question_terms(asked), language)
-    ]
+    named = [word for asked in _asked_about(question) for word in things(question_terms(asked), language)]
     return tuple(dict.fromkeys(word for word in named if not vocabulary.known(store, word)))
 
 
-def _asked_about(question: str, language: str) -> list[str]:
+def _asked_about(question: str) -> list[str]:
     """What follows each "hi ha…", "es pot…" of `question` to the end of its sentence or a clause
     of time or condition: what it asks whether it exists or can be done ("som uns 40 a l'oficina, …
     hi ha un màxim de gent?": the office is where they are, not what they ask for)."""
     question = unicodedata.normalize("NFC", question)
     folded = fold_in_place(question)
     asked = []
-    for match in _ASKS_WHETHER[language].finditer(folded):
-        end = _SETTING_STARTS[language].search(folded[match.end() :])
+    for match in WHETHER.finditer(folded):
+        end = SCENE.search(folded[match.end() :])
         asked.append(question[match.start() : match.end() + end.start() if end else len(question)])
     return asked
 
