@@ -335,3 +335,13 @@ def test_the_clone_question_learns_where_a_project_is_duplicated(sample_settings
     bot = DocuBot(sample_settings, embedder=embedder, chat_model=None)
     answer = bot.ask("is there an api call to clone a project?").answer.resposta
     assert "Projecte > Configuració > Duplica el projecte" in answer
+
+
+def test_a_price_for_each_plan_is_cut_to_the_plan_asked(sample_settings, embedder) -> None:
+    """unseen a160: "si paguem l'starter anual…, a quant ens surt cada usuari al mes?" was answered
+    with the annual price of every plan, 9,60 € and 17,60 € beside the Starter's 4,80 €."""
+    bot = DocuBot(sample_settings, embedder=embedder, chat_model=None)
+    question = "si paguem l'starter anual en comptes de mes a mes, a quant ens surt cada usuari al mes?"
+    answer = bot.ask(question).answer.resposta
+    assert "el pla Starter queda a 4,80 € per usuari i mes" in answer
+    assert "9,60" not in answer and "17,60" not in answer

@@ -29,7 +29,7 @@ from dataclasses import dataclass, replace
 from itertools import pairwise
 
 from docubot.rag.category import page_category
-from docubot.rag.claims import holds_a_denial
+from docubot.rag.claims import holds_a_denial, plan_names
 from docubot.rag.contract import Answer
 from docubot.rag.focus import (
     LIST_ITEM,
@@ -42,6 +42,7 @@ from docubot.rag.focus import (
     units,
 )
 from docubot.rag.numbers import numbers
+from docubot.rag.plans_asked import cut_to_plans, plans_asked
 from docubot.store import Hit
 from docubot.text import DEFAULT_LANGUAGE, content_stems, detect_language, fold, question_parts
 
@@ -155,7 +156,13 @@ def extract_each(questions: Sequence[Asked], asked: str = "") -> Extract:
     if not ordered:
         return Extract(fragments[0].text.split("\n", 1)[-1][:500], (fragments[0],))
     quoted = tuple(fragments[rank] for rank in sorted({p.rank for p in ordered}))
-    return Extract(" ".join(p.unit.text for p in ordered), quoted)
+    plans = {plan for hit in fragments for plan in plan_names(hit.text)}
+    asked_plans = plans_asked(named_by, plans)
+    said = [
+        cut_to_plans(p.unit.text, asked_plans, plans) if p.unit.kind == "prose" else p.unit.text
+        for p in ordered
+    ]
+    return Extract(" ".join(said), quoted)
 
 
 def lacks_the_quantity(quoted: Extract, *questions: str) -> bool:
