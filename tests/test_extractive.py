@@ -226,7 +226,7 @@ def test_the_slack_events_question_gets_the_list_its_sentence_introduces(sample_
 
 
 def test_a_colon_before_a_paragraph_brings_nothing_more() -> None:
-    text = "[S > C]\nFes això:\nObre el menú.\n\n- Un element.\n- Un altre."
+    text = "[S > C]\nFes això:\n\nObre el menú.\n\n- Un element.\n- Un altre."
 
     alike = _alike("Fes", low=0.3)
 
@@ -345,3 +345,15 @@ def test_a_price_for_each_plan_is_cut_to_the_plan_asked(sample_settings, embedde
     answer = bot.ask(question).answer.resposta
     assert "el pla Starter queda a 4,80 € per usuari i mes" in answer
     assert "9,60" not in answer and "17,60" not in answer
+
+
+def test_a_sentence_wrapped_over_two_lines_is_said_whole() -> None:
+    """evals/ferrule f113 ("how often and how long does ferrule retry a failed webhook"): the docs
+    wrap at a fixed width, and the extract said "…waiting 1 minute, 5" and stopped at the line's end."""
+    text = (
+        "[Webhooks > Retries]\nA delivery that gets no `2xx` within ten seconds counts as failed.\n"
+        "Otherwise Ferrule retries five times in total, waiting 1 minute, 5\n"
+        "minutes, 30 minutes, 2 hours and 12 hours between attempts."
+    )
+    said = extract("how often does ferrule retry?", [_hit(text, 0)], _alike("retries", low=0.3)).text
+    assert "waiting 1 minute, 5 minutes, 30 minutes, 2 hours and 12 hours between attempts." in said

@@ -18,6 +18,7 @@ from docubot.rag.focus import (
     prune,
     quotable_rows,
     unit_scores,
+    units,
 )
 from docubot.rag.prompt import Fragment, documentation_block, fragments_from
 from docubot.store import Hit
@@ -188,3 +189,30 @@ def test_a_question_word_is_no_subject_to_match() -> None:
     ]
     first, second = unit_scores(said, "Quant costa?", alike)
     assert first == 0.8 and second > first  # the price holds a number; "quantes" earns nothing
+
+
+def test_a_paragraph_wrapped_at_a_fixed_width_is_cut_into_its_sentences_not_its_lines() -> None:
+    """Docs wrapped at a fixed width (the English corpus, evals/ferrule, most of it) were cut into
+    a unit per line: half sentences, which the extract then said ("…the" alone at a line's end)."""
+    text = (
+        "Per exemple, si escrius\n"
+        "#urgent #client a la primera línia, la tasca rebrà totes dues etiquetes. Les etiquetes no\n"
+        "distingeixen entre majúscules i minúscules.\n"
+        "Title\n"
+        "=====\n"
+        "### Heading\n"
+        "- item one\n"
+        "- item two"
+    )
+    assert [(u.kind, u.text) for u in units(text)] == [
+        (
+            "prose",
+            "Per exemple, si escrius #urgent #client a la primera línia, la tasca rebrà totes dues "
+            "etiquetes.",
+        ),
+        ("prose", "Les etiquetes no distingeixen entre majúscules i minúscules."),
+        ("prose", "Title"),
+        ("prose", "====="),
+        ("prose", "### Heading"),
+        ("list", "- item one\n- item two"),
+    ]

@@ -168,10 +168,22 @@ def units(text: str) -> list[Unit]:
             end = _block_end(lines, i, lambda s: bool(LIST_ITEM.match(s)))
             out.append(Unit("list", "\n".join(lines[i:end]), i))
         else:
-            end = i + 1
-            out += [Unit("prose", s, i) for s in sentences(line)]
+            end = i + 1 if _opens_block(line) else _block_end(lines, i + 1, lambda s: not _opens_block(s))
+            paragraph = " ".join(lines[j].strip() for j in range(i, end))
+            out += [Unit("prose", s, i) for s in sentences(paragraph)]
         i = end
     return out
+
+
+_BLOCK_START = re.compile(r"^(?:```|~~~|\||#{1,6}\s|>|(?:=+|-+)\s*$)")
+
+
+def _opens_block(line: str) -> bool:
+    """`line` (stripped) opens another block than the paragraph before it: a fence, a table row, a
+    list item, a heading, a quote or a setext underline. Any other line continues the paragraph:
+    docs wrapped at a fixed width ("…si escrius\n#urgent #client a la primera línia…") were cut
+    into a sentence per line."""
+    return bool(_BLOCK_START.match(line) or LIST_ITEM.match(line))
 
 
 ROW_STEMS = 2
