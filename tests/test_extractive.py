@@ -357,3 +357,23 @@ def test_a_sentence_wrapped_over_two_lines_is_said_whole() -> None:
     )
     said = extract("how often does ferrule retry?", [_hit(text, 0)], _alike("retries", low=0.3)).text
     assert "waiting 1 minute, 5 minutes, 30 minutes, 2 hours and 12 hours between attempts." in said
+
+
+def test_a_code_block_comes_with_the_sentence_that_introduces_it() -> None:
+    """evals/ferrule f094 ("how do I pass the token with curl"): "Put the token in the `Authorization`
+    header with the `Bearer` scheme:" was said without the curl call it introduces."""
+    text = (
+        "[API > Authentication]\nPut the token in the `Authorization` header with the `Bearer` scheme:\n\n"
+        "```bash\ncurl https://ci.example.com/api/v4/projects \\\n"
+        '  -H "Authorization: Bearer frl_pat_XXXX"\n```\n\n'
+        "Tokens expire after 90 days."
+    )
+    said = extract(
+        "how do I pass the token with curl", [_hit(text, 0)], _alike("token", "Token", low=0.3)
+    ).text
+    assert said == (
+        "Put the token in the `Authorization` header with the `Bearer` scheme:\n"
+        "```bash\ncurl https://ci.example.com/api/v4/projects \\\n"
+        '  -H "Authorization: Bearer frl_pat_XXXX"\n```\n\n'
+        "Tokens expire after 90 days."
+    )

@@ -52,3 +52,11 @@ def test_short_questions_are_identified_at_95_percent_whatever_the_corpus_langua
     held_out = [c for c in cases if c.split == "holdout"]
     holdout = language_accuracy(held_out, lambda text: detect_language(text, fallback))
     assert holdout.overall >= 0.95, holdout.misses
+
+
+def test_a_code_block_says_nothing_of_a_texts_language() -> None:
+    """A Spanish answer with the docs' `curl` call under it was read as English, so its translation
+    was refused as "written in en"."""
+    code = "```bash\n# list the projects the token can access\ncurl https://api.example/v1/projects\n```"
+    answer = f"Envía el token en la cabecera con el esquema Bearer:\n{code}\n{code}\n{code}"
+    assert detect_language(answer, fallback="en") == "es"

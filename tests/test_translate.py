@@ -8,6 +8,7 @@ from docubot.rag.translate import (
     masked,
     parse_translation,
     pre_edited,
+    sentence_groups,
     translation_request,
     unmasked,
     with_row_labels,
@@ -152,3 +153,26 @@ def test_a_lead_before_the_translation_is_dropped(lead: str) -> None:
 def test_a_sentence_of_the_docs_ending_in_a_colon_is_no_lead() -> None:
     for text in ("To translate a page: open it.", "Open the menu: click [P1].", "Here: [P1]."):
         assert parse_translation(json.dumps({"resposta": text})) == text
+
+
+CURL = (
+    "```bash\n# comprova que el token funciona\ncurl https://api.nubelia.example/v1/me \\\n"
+    '  -H "Authorization: Bearer nub_live_X"\n```'
+)
+
+
+def test_a_code_block_is_kept_whole_and_put_back_on_lines_of_its_own() -> None:
+    """The local model wrote the marker of a code block after "…`Bearer`:" on the same line, and
+    the block then opened mid-line; pre-editing would have rewritten the Catalan of its comments."""
+    said = "Envia el token a la capçalera `Authorization` amb l'esquema `Bearer`:"
+    extract = f"{said}\n{CURL}\n\nVes a *Configuració*."
+    text, kept = masked(extract)
+    assert kept[2] == CURL and "curl" not in text
+    translated = "Send the token in the [P1] header with the [P2] scheme: [P3] Open [P4]."
+    assert unmasked(translated, kept) == (
+        "Send the token in the `Authorization` header with the `Bearer` scheme:\n"
+        f"{CURL}\n\nOpen *Configuració*."
+    )
+    assert CURL in pre_edited(f"{CURL} Ves a *Configuració*.")
+    pieces = sentence_groups(extract)
+    assert pieces[0].endswith(CURL) and pieces[1] == "Ves a *Configuració*."

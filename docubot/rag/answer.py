@@ -47,6 +47,7 @@ from docubot.rag.extractive import (
     FRAGMENTS_PER_PART,
     Asked,
     Extract,
+    as_one_text,
     docs_language,
     extract_each,
     extractive_answer,
@@ -978,7 +979,7 @@ def _piece_by_piece(
     except ProviderError:
         return None, refused
     check = {**refused, "pieces_translated": f"{done}/{len(pieces)}"}
-    return (" ".join(out), {**check, "ok": True}) if done else (None, check)
+    return (as_one_text(out), {**check, "ok": True}) if done else (None, check)
 
 
 def _translation_problem(

@@ -76,6 +76,8 @@ _ONLY_POSSIBLE = re.compile(
     r"(?:possible|posible|pot|poden|puede|pueden)\b|\bcan only\b"
 )
 """How only something can be done (folded): "només és possible", "només es poden", "solo se puede"."""
+MAX_CODE_LINES = 12
+"""A code block of up to this many lines is said with the sentence ending in ":" that introduces it."""
 ONE_LINE_CODE = 80
 """A code block of one line this short is said with the sentence that introduces it ("escriu:")."""
 KEEP_WITHIN = 0.06
@@ -104,6 +106,8 @@ class Passage:
     position: int
     heading: str = ""
     """Its fragment's heading path, "[Page > Section]"."""
+    code: str = ""
+    """The code block this sentence (ending in ":") introduces, said after it as the docs write it."""
 
 
 @dataclass(frozen=True)
@@ -162,7 +166,18 @@ def extract_each(questions: Sequence[Asked], asked: str = "") -> Extract:
         cut_to_plans(p.unit.text, asked_plans, plans) if p.unit.kind == "prose" else p.unit.text
         for p in ordered
     ]
-    return Extract(" ".join(said), quoted)
+    return Extract(
+        as_one_text([f"{text}\n{p.code}" if p.code else text for text, p in zip(said, ordered, strict=True)]),
+        quoted,
+    )
+
+
+def as_one_text(texts: Sequence[str]) -> str:
+    """The passages as one text: a space between them, a blank line after a code block."""
+    out = ""
+    for text in texts:
+        out += ("\n\n" if out.endswith(("```", "~~~")) else " " if out else "") + text
+    return out
 
 
 def lacks_the_quantity(quoted: Extract, *questions: str) -> bool:
@@ -204,10 +219,14 @@ def passages(hits: Sequence[Hit], question: str) -> list[Passage]:
         body = hit.text.split("\n", 1)[-1]
         heading = hit.text.split("\n", 1)[0] if hit.text.startswith("[") else ""
         for unit in units(body):
+            introduced = bool(out) and out[-1].rank == rank and out[-1].unit.text.endswith(":")
             command = _one_line(unit)
-            if command and out and out[-1].rank == rank and out[-1].unit.text.endswith(":"):
+            if command and introduced:
                 said = out[-1]  # "…obre el canal privat a Slack i escriu:" says nothing without it
                 out[-1] = replace(said, unit=replace(said.unit, text=f"{said.unit.text} `{command}`"))
+                continue
+            if unit.kind == "code" and introduced and unit.text.count("\n") <= MAX_CODE_LINES + 1:
+                out[-1] = replace(out[-1], code=unit.text)  # "Put the token in the header:" + the curl call
                 continue
             kind, texts = _quotable(unit, question)
             for text in texts:

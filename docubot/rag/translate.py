@@ -99,10 +99,10 @@ text: …", fresh a107; "Aquí está la traducción: …"): it is dropped."""
 
 
 _KEPT = re.compile(
-    r"`[^`\n]+`|(?<!\*)\*[^*\n]*>[^*\n]*\*(?!\*)|(?<!\*)\*[A-ZÀ-Ý][^*\n]{0,60}\*(?!\*)"
+    r"```[\s\S]*?```|~~~[\s\S]*?~~~|`[^`\n]+`|(?<!\*)\*[^*\n]*>[^*\n]*\*(?!\*)|(?<!\*)\*[A-ZÀ-Ý][^*\n]{0,60}\*(?!\*)"
     r"|(?<=\]\()[^)\s]+(?=\))|\*\*[^*\n]{1,40}\*\*"
 )
-"""What a translation must not touch: code (`nub_live_`, `POST /v1/webhooks`), menu paths
+"""What a translation must not touch: code (`nub_live_`, `POST /v1/webhooks`, a fenced block), menu paths
 (*Configuració > API > Tokens*, or in bold: **⋯ > Mou a un altre projecte**, which the local model
 wrote "tarea > mover"), labels in italics that open with a capital (an option, a state, a field:
 *Desplaça automàticament les dates*, *En curs*) and the buttons clicked (`_CLICKED`), the words the
@@ -143,7 +143,15 @@ def unmasked(text: str, kept: Sequence[str]) -> str | None:
     found = [int(n) for n in _MARKER.findall(text)]
     if sorted(found) != list(range(1, len(kept) + 1)):
         return None
-    return _MARKER.sub(lambda m: kept[int(m.group(1)) - 1], text)
+    out = ""
+    for n, between in enumerate(_MARKER.split(text)):
+        if n % 2 == 0:
+            out += between.lstrip() if out.endswith("\n") else between
+        elif _FENCED.fullmatch(piece := kept[int(between) - 1]):
+            out = f"{out.rstrip()}\n{piece}\n\n"  # on lines of its own: the model wrote "…: [P3]" in one line
+        else:
+            out += piece
+    return out.strip()
 
 
 def with_row_labels(translated: str, source: str) -> str:
@@ -172,10 +180,15 @@ _TRANSLATED_ROW_LABEL = re.compile(rf"{_LABEL} [{ROW_LABEL_DASH}–-] {_CELLS_FO
 
 def pre_edited(catalan: str) -> str:
     """Catalan text rewritten, meaning unchanged, into words the local model translates right
-    (controlled-language pre-editing): `_PRE_EDITS` in order, each measured on the real model."""
-    for pattern, replacement in _PRE_EDITS:
-        catalan = pattern.sub(replacement, catalan)
-    return catalan
+    (controlled-language pre-editing): `_PRE_EDITS` in order, each measured on the real model.
+    Code blocks stay as the docs write them."""
+    segments = _FENCED.split(catalan)
+    for n, segment in enumerate(segments):
+        if not _FENCED.fullmatch(segment):
+            for pattern, replacement in _PRE_EDITS:
+                segment = pattern.sub(replacement, segment)
+            segments[n] = segment
+    return "".join(segments)
 
 
 def _capitalised_like(replacement: str) -> Callable[[re.Match[str]], str]:
@@ -207,11 +220,26 @@ _PRE_EDITS: tuple[tuple[re.Pattern[str], Callable[[re.Match[str]], str] | str], 
 
 def sentence_groups(text: str) -> list[str]:
     """`text` cut into pieces of whole sentences, each up to about PIECE_CHARS characters (a longer
-    sentence is a piece of its own), for a translation made piece by piece."""
+    sentence is a piece of its own), for a translation made piece by piece; a code block stays
+    whole, in the piece of the sentence that introduces it."""
     groups: list[str] = []
-    for sentence in sentences(text):
-        if groups and len(groups[-1]) + 1 + len(sentence) <= PIECE_CHARS:
-            groups[-1] += f" {sentence}"
-        else:
-            groups.append(sentence)
+    after_code = False  # what follows a code block starts a piece of its own
+    for segment in _FENCED.split(text):
+        if _FENCED.fullmatch(segment):
+            if groups:
+                groups[-1] += f"\n{segment}"
+            else:
+                groups.append(segment)
+            after_code = True
+            continue
+        for sentence in sentences(segment):
+            if groups and not after_code and len(groups[-1]) + 1 + len(sentence) <= PIECE_CHARS:
+                groups[-1] += f" {sentence}"
+            else:
+                groups.append(sentence)
+            after_code = False
     return groups
+
+
+_FENCED = re.compile(r"(```[\s\S]*?```|~~~[\s\S]*?~~~)")
+"""A fenced code block: never cut, never rewritten."""

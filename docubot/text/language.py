@@ -10,6 +10,7 @@ number: the model gives the three languages about a third each) gets the fallbac
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Sequence
 from functools import lru_cache
@@ -39,8 +40,12 @@ def _identifier() -> Any:
 
 
 def language_probabilities(text: str) -> dict[str, float]:
-    """'ca', 'es' and 'en' → the model's probability (they add up to 1; a third each for no evidence)."""
-    return {str(language): float(p) for language, p in _identifier().rank(text)}
+    """'ca', 'es' and 'en' → the model's probability (they add up to 1; a third each for no evidence).
+    Fenced code blocks are in none of them: a Spanish answer with a `curl` call read as English."""
+    return {str(language): float(p) for language, p in _identifier().rank(_FENCED_CODE.sub(" ", text))}
+
+
+_FENCED_CODE = re.compile(r"```[\s\S]*?```|~~~[\s\S]*?~~~")
 
 
 def guess_language(text: str) -> str | None:
@@ -59,9 +64,7 @@ def corpus_languages(texts: Sequence[str], fallback: str) -> tuple[list[str], st
     """Each text's language, and the majority language of `texts` (`fallback` when none tells),
     which is each text's prior."""
     probabilities = [language_probabilities(text) for text in texts]
-    counts = Counter(
-        best for p in probabilities if p[best := max(p, key=p.__getitem__)] >= MIN_CONFIDENCE
-    )
+    counts = Counter(best for p in probabilities if p[best := max(p, key=p.__getitem__)] >= MIN_CONFIDENCE)
     majority = counts.most_common(1)[0][0] if counts else fallback
     return [_with_prior(p, majority) for p in probabilities], majority
 
