@@ -4,8 +4,8 @@ Also the degradation path when the chat model fails: the user still gets the mos
 passages with their sources.
 
 The passages are the units of the four best fragments (sentences, list items, table rows spelled
-out with their column names: the rows the question names, else every row; a one-line command
-with the sentence ending in ":" that introduces it) closest to the question: with an embedder, by
+out with their column names: the rows the question names, else every row; a sentence ending in
+":" with the one-line command or the code block it introduces) closest to the question: with an embedder, by
 the same score that focuses the model's context (multilingual cosine, here the mean of the
 passage's alone and under its section heading, plus the question's stems and, for "how many"
 questions, amounts: numbers that label no table row; `focus.py`), less a little
@@ -213,7 +213,8 @@ def extractive_answer(
 def passages(hits: Sequence[Hit], question: str) -> list[Passage]:
     """The quotable units of `hits` (their heading line left out): sentences, list items without
     their markers, and the table rows the question names, else every row (`quotable_rows`); code and
-    other rows are not quotable, except a one-line command after the sentence that introduces it."""
+    other rows are not quotable, except a one-line command (inline) or a code block of up to
+    MAX_CODE_LINES (its `code`) after the sentence ending in ":" that introduces it."""
     out: list[Passage] = []
     for rank, hit in enumerate(hits):
         body = hit.text.split("\n", 1)[-1]
