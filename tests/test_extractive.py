@@ -377,3 +377,31 @@ def test_a_code_block_comes_with_the_sentence_that_introduces_it() -> None:
         '  -H "Authorization: Bearer frl_pat_XXXX"\n```\n\n'
         "Tokens expire after 90 days."
     )
+
+
+COMPLETION = (
+    "[CLI > Completion]\nShell completion is available for bash and zsh.\n\n"
+    "```zsh\nferrule completion zsh > ~/.zfunc/_ferrule\n```\n\nRestart the shell afterwards."
+)
+
+
+def _code_scores(code: float):
+    """A similarity giving code blocks `code`, the completion sentence 0.9 and the rest 0.3."""
+    return lambda texts: [code if "```" in t else 0.9 if "completion" in t else 0.3 for t in texts]
+
+
+def test_a_code_block_that_scores_best_is_said_beside_the_best_sentence() -> None:
+    """evals/ferrule f088 ("tab completion for the cli in zsh"): the command was in a code block
+    after a sentence that does not end in ":", and no code was ever said."""
+    said = extract("tab completion for the cli in zsh", [_hit(COMPLETION, 0)], _code_scores(0.95)).text
+    assert said == (
+        "Shell completion is available for bash and zsh.\n"
+        "```zsh\nferrule completion zsh > ~/.zfunc/_ferrule\n```"
+    )
+
+
+def test_a_code_block_is_not_said_in_place_of_a_better_sentence() -> None:
+    """evals/nubelia a221: a `curl` call checking the rate limit, within reach of the best
+    sentence, took the place of "Cada token pot fer fins a 100 peticions per minut"."""
+    said = extract("tab completion for the cli in zsh", [_hit(COMPLETION, 0)], _code_scores(0.88)).text
+    assert said == "Shell completion is available for bash and zsh."

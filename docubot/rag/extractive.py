@@ -173,10 +173,14 @@ def extract_each(questions: Sequence[Asked], asked: str = "") -> Extract:
 
 
 def as_one_text(texts: Sequence[str]) -> str:
-    """The passages as one text: a space between them, a blank line after a code block."""
+    """The passages as one text: a space between them, a code block on lines of its own."""
     out = ""
     for text in texts:
-        out += ("\n\n" if out.endswith(("```", "~~~")) else " " if out else "") + text
+        if out:
+            out += (
+                "\n\n" if out.endswith(("```", "~~~")) else "\n" if text.startswith(("```", "~~~")) else " "
+            )
+        out += text
     return out
 
 
@@ -213,8 +217,9 @@ def extractive_answer(
 def passages(hits: Sequence[Hit], question: str) -> list[Passage]:
     """The quotable units of `hits` (their heading line left out): sentences, list items without
     their markers, and the table rows the question names, else every row (`quotable_rows`); code and
-    other rows are not quotable, except a one-line command (inline) or a code block of up to
-    MAX_CODE_LINES (its `code`) after the sentence ending in ":" that introduces it."""
+    other rows are not quotable; a code block of up to MAX_CODE_LINES lines is one passage, or,
+    after the sentence ending in ":" that introduces it, said with it (its `code`; inline when it
+    is a one-line command)."""
     out: list[Passage] = []
     for rank, hit in enumerate(hits):
         body = hit.text.split("\n", 1)[-1]
@@ -240,7 +245,10 @@ def closest(candidates: Sequence[Passage], question: str, similarity: Similarity
     """The MAX_SENTENCES best-scoring passages, in the order they stand in the docs; with an
     embedder, only those within KEEP_WITHIN of the best, and past the limit the best table row
     the question names ("Quant em costarà el Business…?" scored three sentences above the
-    Business row, about each person's workload and the annual payment)."""
+    Business row, about each person's workload and the annual payment). A code block is said
+    only when it scores best, beside the best prose ("tab completion for the cli in zsh": the
+    `ferrule completion zsh` block); anywhere within reach it took the place of the sentence
+    answering "What's the rate limit…?" with a `curl` call."""
     if not candidates:
         return []
     if similarity is not None:
@@ -257,12 +265,16 @@ def closest(candidates: Sequence[Passage], question: str, similarity: Similarity
             len(content_stems(p.unit.text) & wanted) - 0.5 * p.rank - 0.01 * p.position for p in candidates
         ]
     order = _one_described_row_per_table(sorted(range(len(candidates)), key=lambda i: -ranked[i]), candidates)
+    # a code block is said only when it scores best, and beside the best prose, never in its place
+    best_code = order[0] if similarity is not None and candidates[order[0]].unit.kind == "code" else None
+    order = [i for i in order if candidates[i].unit.kind != "code"] or order[:1]
     if similarity is None:
         order = order[:MAX_SENTENCES]
     else:
         near = [i for i in order if ranked[i] >= ranked[order[0]] - KEEP_WITHIN]
         named_rows = [i for i in near[MAX_SENTENCES:] if candidates[i].unit.kind == "row"]
-        order = near[:MAX_SENTENCES] + named_rows[:1]
+        code = [best_code] if best_code is not None and best_code not in near else []
+        order = near[:MAX_SENTENCES] + named_rows[:1] + code
     chosen = [candidates[i] for i in order]
     said = [
         *chosen,
@@ -390,6 +402,8 @@ def _quotable(unit: Unit, question: str) -> tuple[str, list[str]]:
     if unit.kind == "table":
         rows, named = quotable_rows(unit.text, question)
         return ("row" if named else DESCRIBED_ROW), rows
+    if unit.kind == "code" and unit.text.count("\n") <= MAX_CODE_LINES + 1:
+        return unit.kind, [unit.text]
     return unit.kind, []
 
 
