@@ -176,3 +176,13 @@ def test_a_code_block_is_kept_whole_and_put_back_on_lines_of_its_own() -> None:
     assert CURL in pre_edited(f"{CURL} Ves a *Configuració*.")
     pieces = sentence_groups(extract)
     assert pieces[0].endswith(CURL) and pieces[1] == "Ves a *Configuració*."
+
+
+def test_a_code_block_the_translation_lost_is_put_back_at_its_end() -> None:
+    """fresh a102: the local model dropped the marker of the Python example closing the extract in
+    both whole translations, and the extract was then translated piece by piece, one left in Catalan."""
+    _, kept = masked(f"Rebutja les peticions de fa més de cinc minuts:\n{CURL}\n\nVes a *Configuració*.")
+    assert unmasked("Drop requests older than five minutes: Open [P2].", kept) == (
+        f"Drop requests older than five minutes: Open *Configuració*.\n{CURL}"
+    )
+    assert unmasked("Drop requests older than five minutes: [P1] Open.", kept) is None  # a path lost

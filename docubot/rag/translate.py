@@ -139,10 +139,15 @@ def masked(text: str) -> tuple[str, list[str]]:
 
 
 def unmasked(text: str, kept: Sequence[str]) -> str | None:
-    """The translation with its markers put back; None when one is lost, repeated or invented."""
+    """The translation with its markers put back; None when one is lost, repeated or invented. A
+    lost code block is put back at the end: the local model dropped the marker of the block closing
+    an extract ("…per evitar atacs de repetició. [P3]") in both whole translations."""
     found = [int(n) for n in _MARKER.findall(text)]
-    if sorted(found) != list(range(1, len(kept) + 1)):
+    blocks = [n for n, piece in enumerate(kept, 1) if _FENCED.fullmatch(piece)]
+    lost = [n for n in blocks if n not in found]
+    if sorted(found + lost) != list(range(1, len(kept) + 1)):
         return None
+    text += "".join(f" [P{n}]" for n in lost)
     out = ""
     for n, between in enumerate(_MARKER.split(text)):
         if n % 2 == 0:
