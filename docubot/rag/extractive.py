@@ -5,7 +5,8 @@ passages with their sources.
 
 The passages are the units of the four best fragments (sentences, list items, table rows spelled
 out with their column names: the rows the question names, else every row; a sentence ending in
-":" with the one-line command or the code block it introduces) closest to the question: with an embedder, by
+":" with the one-line command or the code block it introduces; a code block, said only when it
+scores best) closest to the question: with an embedder, by
 the same score that focuses the model's context (multilingual cosine, here the mean of the
 passage's alone and under its section heading, plus the question's stems and, for "how many"
 questions, amounts: numbers that label no table row; `focus.py`), less a little
@@ -77,7 +78,8 @@ _ONLY_POSSIBLE = re.compile(
 )
 """How only something can be done (folded): "només és possible", "només es poden", "solo se puede"."""
 MAX_CODE_LINES = 12
-"""A code block of up to this many lines is said with the sentence ending in ":" that introduces it."""
+"""A code block of up to this many lines may be said: with the sentence ending in ":" that
+introduces it, or as a passage of its own when it scores best."""
 ONE_LINE_CODE = 80
 """A code block of one line this short is said with the sentence that introduces it ("escriu:")."""
 KEEP_WITHIN = 0.06

@@ -18,6 +18,7 @@ from docubot.llm import ChatRequest, Message
 from docubot.rag.contract import ContractError, json_object
 from docubot.rag.focus import ROW_LABEL_DASH
 from docubot.text import sentences
+from docubot.text.language import FENCED_CODE
 
 LANGUAGE_NAMES = {"ca": "Catalan", "es": "Spanish (castellano)", "en": "English"}
 TRANSLATOR_SYSTEM = (
@@ -246,5 +247,5 @@ def sentence_groups(text: str) -> list[str]:
     return groups
 
 
-_FENCED = re.compile(r"(```[\s\S]*?```|~~~[\s\S]*?~~~)")
+_FENCED = FENCED_CODE
 """A fenced code block: never cut, never rewritten."""

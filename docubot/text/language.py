@@ -42,10 +42,11 @@ def _identifier() -> Any:
 def language_probabilities(text: str) -> dict[str, float]:
     """'ca', 'es' and 'en' → the model's probability (they add up to 1; a third each for no evidence).
     Fenced code blocks are in none of them: a Spanish answer with a `curl` call read as English."""
-    return {str(language): float(p) for language, p in _identifier().rank(_FENCED_CODE.sub(" ", text))}
+    return {str(language): float(p) for language, p in _identifier().rank(FENCED_CODE.sub(" ", text))}
 
 
-_FENCED_CODE = re.compile(r"```[\s\S]*?```|~~~[\s\S]*?~~~")
+FENCED_CODE = re.compile(r"(```[\s\S]*?```|~~~[\s\S]*?~~~)")
+"""A fenced code block (one group: `split` keeps it)."""
 
 
 def guess_language(text: str) -> str | None:
