@@ -669,7 +669,8 @@ class DocuBot:
     def _extract(self, question: str, searched: str, retrieval: RetrievalResult) -> Extract:
         """The passages closest to each question of `searched` (the question retrieval used); a
         table row is also named by the user's own words, `question`."""
-        return extract_each(self._each_question(searched, retrieval), asked=question)
+        plans = self.refusal.vocabulary.plans(self.store)
+        return extract_each(self._each_question(searched, retrieval), asked=question, plans=plans)
 
     def _extract_answer(
         self,

@@ -25,12 +25,12 @@ questions gets the passages closest to each of them, from the fragments found fo
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, replace
 from itertools import pairwise
 
 from docubot.rag.category import page_category
-from docubot.rag.claims import holds_a_denial, plan_names
+from docubot.rag.claims import holds_a_denial
 from docubot.rag.contract import Answer
 from docubot.rag.focus import (
     LIST_ITEM,
@@ -143,9 +143,10 @@ def extract(
     return extract_each([Asked(part, top, similarity) for part in parts], asked)
 
 
-def extract_each(questions: Sequence[Asked], asked: str = "") -> Extract:
+def extract_each(questions: Sequence[Asked], asked: str = "", plans: Collection[str] = ()) -> Extract:
     """The passages closest to each of `questions` among its own fragments, in the docs' order,
-    said once; `asked` as in `extract`."""
+    said once; `asked` as in `extract`. `plans`, the corpus's plan names (`Vocabulary.plans`): a
+    sentence giving each its own amount is cut to those the question asks about."""
     fragments = list({hit.id: hit for question in questions for hit in question.hits}.values())
     named_by = " ".join([*(question.question for question in questions), asked]).strip()
     candidates = passages(fragments, named_by)
@@ -162,7 +163,6 @@ def extract_each(questions: Sequence[Asked], asked: str = "") -> Extract:
     if not ordered:
         return Extract(fragments[0].text.split("\n", 1)[-1][:500], (fragments[0],))
     quoted = tuple(fragments[rank] for rank in sorted({p.rank for p in ordered}))
-    plans = {plan for hit in fragments for plan in plan_names(hit.text)}
     asked_plans = plans_asked(named_by, plans)
     said = [
         cut_to_plans(p.unit.text, asked_plans, plans) if p.unit.kind == "prose" else p.unit.text
@@ -233,7 +233,7 @@ def passages(hits: Sequence[Hit], question: str) -> list[Passage]:
                 said = out[-1]  # "…obre el canal privat a Slack i escriu:" says nothing without it
                 out[-1] = replace(said, unit=replace(said.unit, text=f"{said.unit.text} `{command}`"))
                 continue
-            if unit.kind == "code" and introduced and unit.text.count("\n") <= MAX_CODE_LINES + 1:
+            if introduced and _sayable_code(unit):
                 out[-1] = replace(out[-1], code=unit.text)  # "Put the token in the header:" + the curl call
                 continue
             kind, texts = _quotable(unit, question)
@@ -385,6 +385,11 @@ def _where(passage: Passage) -> int:
     return passage.position
 
 
+def _sayable_code(unit: Unit) -> bool:
+    """`unit` is a code block of up to MAX_CODE_LINES lines (its fences aside)."""
+    return unit.kind == "code" and unit.text.count("\n") <= MAX_CODE_LINES + 1
+
+
 def _one_line(unit: Unit) -> str | None:
     """The command of a code block that holds one short line (`/invite @Nubelia`), else None."""
     if unit.kind != "code":
@@ -404,7 +409,7 @@ def _quotable(unit: Unit, question: str) -> tuple[str, list[str]]:
     if unit.kind == "table":
         rows, named = quotable_rows(unit.text, question)
         return ("row" if named else DESCRIBED_ROW), rows
-    if unit.kind == "code" and unit.text.count("\n") <= MAX_CODE_LINES + 1:
+    if _sayable_code(unit):
         return unit.kind, [unit.text]
     return unit.kind, []
 

@@ -32,7 +32,7 @@ def plans_asked(question: str, plans: Collection[str]) -> set[str]:
     asked = fold(question)
     named = {fold(p) for p in plans if re.search(rf"\b{re.escape(fold(p))}\b", asked)}
     left = {p for p in named if re.search(_FROM_TO.format(plan=re.escape(p)), asked)}
-    return named - left if named - left else named
+    return (named - left) or named
 
 
 def cut_to_plans(sentence: str, asked: Collection[str], plans: Collection[str]) -> str:

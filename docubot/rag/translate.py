@@ -100,7 +100,7 @@ text: …", fresh a107; "Aquí está la traducción: …"): it is dropped."""
 
 
 _KEPT = re.compile(
-    r"```[\s\S]*?```|~~~[\s\S]*?~~~|`[^`\n]+`|(?<!\*)\*[^*\n]*>[^*\n]*\*(?!\*)|(?<!\*)\*[A-ZÀ-Ý][^*\n]{0,60}\*(?!\*)"
+    FENCED_CODE.pattern + r"|`[^`\n]+`|(?<!\*)\*[^*\n]*>[^*\n]*\*(?!\*)|(?<!\*)\*[A-ZÀ-Ý][^*\n]{0,60}\*(?!\*)"
     r"|(?<=\]\()[^)\s]+(?=\))|\*\*[^*\n]{1,40}\*\*"
 )
 """What a translation must not touch: code (`nub_live_`, `POST /v1/webhooks`, a fenced block), menu paths
