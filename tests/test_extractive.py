@@ -405,3 +405,12 @@ def test_a_code_block_is_not_said_in_place_of_a_better_sentence() -> None:
     sentence, took the place of "Cada token pot fer fins a 100 peticions per minut"."""
     said = extract("tab completion for the cli in zsh", [_hit(COMPLETION, 0)], _code_scores(0.88)).text
     assert said == "Shell completion is available for bash and zsh."
+
+
+def test_the_sample_docs_curl_example_is_said_with_its_sentence(sample_settings, embedder) -> None:
+    """On the real store: "Envia el token a la capçalera `Authorization` amb l'esquema `Bearer`:"
+    was said alone, without the `curl` calls it introduces."""
+    bot = DocuBot(sample_settings, embedder=embedder, chat_model=None)
+    answer = bot.ask("a quina capçalera envio el token de l'API?").answer.resposta
+    assert "l'esquema `Bearer`:\n```bash\n" in answer
+    assert '-H "Authorization: Bearer $NUBELIA_TOKEN"\n```' in answer
