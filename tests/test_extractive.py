@@ -150,6 +150,16 @@ def test_each_question_of_a_message_is_searched_on_its_own(sample_settings, embe
     assert "Ves a *Configuració > Seguretat*." in answer and "codi QR" in answer
 
 
+def test_a_later_question_the_docs_do_not_find_brings_no_passages(sample_settings, embedder) -> None:
+    """tune a198: "…es veuen diferent al tauler? de quin color surten" was searched twice, and the
+    second question, alone, found the work-in-progress limit: "la capçalera es marca en taronja"
+    beside the red border of urgent tasks."""
+    bot = DocuBot(sample_settings, embedder=embedder, chat_model=None)
+    question = "les tasques que marquem com urgents es veuen diferent al tauler? de quin color surten"
+    answer = bot.ask(question).answer.resposta
+    assert "vora vermella" in answer and "taronja" not in answer
+
+
 def test_a_sentence_opening_with_a_pronoun_is_said_with_the_one_it_stands_for() -> None:
     """ "Desa'ls en un lloc segur…" was quoted without the sentence naming the recovery codes."""
     text = (

@@ -800,18 +800,26 @@ class DocuBot:
         two things is searched once per question, by its own words (searched whole, "…com ho faig?
         i si algú perd el mòbil què?" drew on four fragments for both and said neither the whole
         procedure nor only what each question asks; mixing in the whole message's embedding, as
-        for a translation, was measured and changed nothing on the 11 two-question cases)."""
+        for a translation, was measured and changed nothing on the 11 two-question cases).
+
+        A later question whose own search the refusal model would refuse brings no fragments: it
+        leans on the one before ("…es veuen diferent al tauler? de quin color surten") or the docs
+        do not answer it, and its best fragments are another topic's ("…la capçalera es marca en
+        taronja"). Searching it with the question before it instead was measured and lost as many
+        answers as it won."""
         parts = question_parts(searched)
         if len(parts) == 1:
             return [Asked(searched, retrieval.hits[:FRAGMENTS_PER_PART], self._similarity(retrieval))]
         asked = []
-        for part in parts:
+        for n, part in enumerate(parts):
             found = self.retriever.search(
                 part,
                 version=ALL_VERSIONS,  # the message's filters hold its version choice already
                 filters=retrieval.filters,
                 mode=retrieval.mode,
             )
+            if n > 0 and self.refusal.by_retrieval(part, found.hits, self.store, found.mode).refuse:
+                continue
             asked.append(Asked(part, found.hits[:FRAGMENTS_PER_PART], self._similarity(found)))
         return asked
 

@@ -148,17 +148,21 @@ class Refusal:
     ) -> Decision:
         """Refuse `question` (as searched) or not; `asked`, the question before any translation,
         is what the unknown-thing rule reads (a translation's odd words are not the user's)."""
-        best = max((h.score for h in hits), default=0.0)
-        if not hits or self.model is None or self.forced or self.model.mode != mode:
-            decision = Decision(best < self.floor, None)
-        else:
-            values = signals(question, hits, store, self.vocabulary)
-            probability = self.model.probability(values)
-            decision = Decision(probability < self.model.threshold, round(probability, 4), tuple(values))
+        decision = self.by_retrieval(question, hits, store, mode)
         if decision.refuse or self.forced or not hits:
             return decision
         things = unknown_things(asked or question, store, self.vocabulary)
         return replace(decision, refuse=bool(things), unknown_things=things)
+
+    def by_retrieval(self, question: str, hits: Sequence[Hit], store: VectorStore, mode: str) -> Decision:
+        """The decision of the retrieval signals alone (the refusal model, else the cosine floor),
+        without the unknown-thing rule."""
+        best = max((h.score for h in hits), default=0.0)
+        if not hits or self.model is None or self.forced or self.model.mode != mode:
+            return Decision(best < self.floor, None)
+        values = signals(question, hits, store, self.vocabulary)
+        probability = self.model.probability(values)
+        return Decision(probability < self.model.threshold, round(probability, 4), tuple(values))
 
 
 @dataclass(frozen=True)
