@@ -129,6 +129,10 @@ class Settings(BaseSettings):
     keyword_index: Literal["bm25s", "fulltext"] = Field(
         "bm25s", description="Keyword search: bm25s, or PostgreSQL's full text (PostgreSQL only)."
     )
+    synonyms: Path | None = Field(
+        None,
+        description="The synonyms file: the docs' words for the users' (default <home>/synonyms.txt).",
+    )
 
     # Answer caches
     cache_enabled: bool = True
@@ -183,6 +187,10 @@ class Settings(BaseSettings):
     @property
     def keyword_index_dir(self) -> Path:
         return self.home / "bm25"
+
+    @property
+    def synonyms_path(self) -> Path:
+        return self.synonyms or self.home / "synonyms.txt"
 
     def cpu_threads(self) -> int:
         return self.threads or os.cpu_count() or 1

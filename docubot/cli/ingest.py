@@ -63,5 +63,7 @@ def _print_report(report: IngestReport) -> None:
         f"{report.unchanged} unchanged, {report.deleted} deleted; {report.embedded} embedded; "
         f"corpus version {report.corpus_version}"
     )
+    if report.synonyms is not None:
+        console.print(f"synonyms: {report.synonyms} rules from the docs folder's synonyms.txt")
     for warning in report.warnings:
         err_console.print(f"[yellow]warning:[/] {warning}", highlight=False)

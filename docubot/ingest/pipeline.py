@@ -8,6 +8,7 @@ than half of the stored chunks.
 
 from __future__ import annotations
 
+import os
 import re
 import statistics
 import time
@@ -26,6 +27,7 @@ from docubot.ingest.files import PageFile, PageReadError, SkippedPath, find_page
 from docubot.ingest.lock import LockHeld, ingest_lock
 from docubot.ingest.parse import UNKNOWN, Page, PageMeta, parse_page
 from docubot.rag.keyword import open_keyword_index
+from docubot.rag.synonyms import FILE_NAME, Synonyms, SynonymsError
 from docubot.store import Record, VectorStore
 from docubot.store.page_ingests import record_ingests
 
@@ -72,6 +74,8 @@ class IngestReport:
     skipped: list[SkippedPath] = field(default_factory=list)
     """Paths not read: links out of the docs folder, loops, unreadable folders."""
     dry_run: bool = False
+    synonyms: int | None = None
+    """The rules of the docs folder's synonyms file (None: it has none)."""
 
     def summary(self) -> dict[str, object]:
         """The `--json` contract of `docubot ingest`."""
@@ -79,6 +83,7 @@ class IngestReport:
         data: dict[str, object] = {k: getattr(self, k) for k in keys}
         data["warnings"] = list(self.warnings)
         data["dry_run"] = self.dry_run
+        data["synonyms"] = self.synonyms
         data["per_file"] = [asdict(f) for f in self.per_file]
         data["skipped"] = [{"path": s.relative, "reason": s.reason} for s in self.skipped]
         return data
@@ -144,6 +149,8 @@ def _ingest_locked(
             f"{len(failed_paths)} page(s) could not be read: {failures}. Nothing was changed; fix them, "
             "or --force to ingest the rest (their stored chunks are kept)"
         )
+    synonyms = _read_synonyms(folder)
+    report.synonyms = None if synonyms is None else len(synonyms[1].rules)
     existing = store.all_metadata()
     kept = _kept_pages(existing, failed_paths)
     chunks = _chunk_pages(pages, kept, embedder, settings, report)
@@ -164,6 +171,8 @@ def _ingest_locked(
         report.embedded = len({c.content_hash for c in plan.new + plan.changed_text})
         return report
     store.check_embedding_model(embedder.name, embedder.dim)
+    if synonyms is not None:
+        _write_atomically(settings.synonyms_path, synonyms[0])
     to_write = plan.new + plan.changed_text
     vectors, report.embedded = _vectors_for(to_write, store, embedder, settings.embed_batch_size, progress)
     if to_write or plan.changed_metadata or plan.orphans:
@@ -181,6 +190,29 @@ def _ingest_locked(
     else:
         report.corpus_version = store.corpus_version()
     return report
+
+
+def _read_synonyms(folder: Path) -> tuple[str, Synonyms] | None:
+    """The docs folder's synonyms file, as text and as rules (None when it has none); IngestRefused
+    when it cannot be read or holds a bad rule, before anything changes."""
+    path = folder / FILE_NAME
+    if not path.is_file():
+        return None
+    if not path.resolve().is_relative_to(folder.resolve()):
+        raise IngestRefused(f"{FILE_NAME} links out of the docs folder; nothing was changed")
+    try:
+        text = path.read_text(encoding="utf-8")
+        return text, Synonyms.parse(text, FILE_NAME)
+    except (OSError, UnicodeDecodeError, SynonymsError) as exc:
+        raise IngestRefused(f"the synonyms file cannot be used: {exc}. Nothing was changed") from exc
+
+
+def _write_atomically(path: Path, text: str) -> None:
+    """`path` holds `text` whole or keeps what it held (a reader never sees half a file)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temporary = path.with_name(path.name + ".tmp")
+    temporary.write_text(text, encoding="utf-8")
+    os.replace(temporary, path)
 
 
 def _changed_pages(

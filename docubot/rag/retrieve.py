@@ -1,7 +1,9 @@
 """Retrieval: one `Retriever` turns a question into ranked chunks, the same way for `ask`, `search`,
 `eval`, conversations and the cache probe.
 
-question → query vector (given by the caller, else embedded once) → dense (e5 cosine), keyword
+question → widened by the synonyms file, when it names the docs' words for the question's own
+(`docubot/rag/synonyms.py`) → query vector (given by the caller, else embedded once; for a widened
+question, its mean with the widened question's) → dense (e5 cosine), keyword
 (a `KeywordSearch`: BM25, or PostgreSQL's full text) or both fused (by default on z-scored
 similarities and keyword scores, `zscore_fusion`; or by reciprocal rank), under the store filters →
 the post-retrieval stages, in order → the best `k`. There are no stages by default; a reranker or a
@@ -19,7 +21,9 @@ import numpy as np
 
 from docubot.embed import Embedder
 from docubot.rag.keyword import KeywordSearch
+from docubot.rag.synonyms import SynonymsFile
 from docubot.store import Hit, VectorStore
+from docubot.text import DEFAULT_LANGUAGE
 
 LATEST = "latest"
 ALL_VERSIONS = "all"
@@ -111,6 +115,7 @@ class Retriever:
         dense_weight: float = 0.5,
         rrf_k: int = 5,
         stages: Sequence[Stage] = (),
+        synonyms: SynonymsFile | None = None,
     ) -> None:
         self.embedder = embedder
         self.store = store
@@ -123,6 +128,8 @@ class Retriever:
         self.rrf_k = rrf_k
         """The constant of an `rrf` fusion."""
         self.stages = list(stages)
+        self.synonyms = synonyms
+        """The docs' words searched beside the users' (`docubot/rag/synonyms.py`)."""
 
     def check_model(self) -> None:
         """Record the embedding model on first use; raise EmbeddingModelMismatch on another one's store."""
@@ -149,9 +156,12 @@ class Retriever:
         query_filters = build_filters(version, filters)
         started = time.perf_counter()
         vector = self.embedder.embed_query(question) if query_vector is None else query_vector
-        timings = {"embed": _ms_since(started) if query_vector is None else 0.0}
+        widened = self._widened(question)
+        if widened != question:
+            vector = _mean(self.embedder.embed_query(widened), vector)
+        timings = {"embed": _ms_since(started) if query_vector is None or widened != question else 0.0}
         mark = time.perf_counter()
-        hits = self._ranked(question, vector, mode, query_filters, max(k, CANDIDATES) if self.stages else k)
+        hits = self._ranked(widened, vector, mode, query_filters, max(k, CANDIDATES) if self.stages else k)
         timings["rank"] = _ms_since(mark)
         for stage in self.stages:
             mark = time.perf_counter()
@@ -159,6 +169,13 @@ class Retriever:
             timings[stage.name] = _ms_since(mark)
         timings["total"] = _ms_since(started)
         return RetrievalResult(question, mode, query_filters, hits[:k], vector, timings)
+
+    def _widened(self, question: str) -> str:
+        """`question` with the docs' words the synonyms file gives for its own."""
+        if self.synonyms is None:
+            return question
+        language = self.keyword_index.language(self.store) if self.keyword_index else DEFAULT_LANGUAGE
+        return self.synonyms.current().widened(question, language)
 
     def _ranked(
         self, question: str, vector: np.ndarray, mode: Mode, filters: dict[str, Any], depth: int
@@ -235,6 +252,12 @@ def _standardised(ranking: Sequence[tuple[str, float]]) -> dict[str, float]:
     spread = float(scores.std())
     z = (scores - scores.mean()) / spread if spread > 0 else np.zeros_like(scores)
     return {chunk_id: float(value) for (chunk_id, _), value in zip(ranking, z, strict=True)}
+
+
+def _mean(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """The unit vector halfway between two unit vectors."""
+    mixed = a + b
+    return mixed / np.linalg.norm(mixed)
 
 
 def _ms_since(start: float) -> float:

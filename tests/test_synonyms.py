@@ -1,0 +1,110 @@
+"""The synonyms file: the docs' words searched beside the users' (docubot/rag/synonyms.py)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from docubot.config import Settings
+from docubot.ingest.pipeline import IngestRefused, ingest
+from docubot.rag.answer import DocuBot
+from docubot.rag.synonyms import Synonyms, SynonymsError, SynonymsFile
+from docubot.store.sql import SQLStore
+
+RULES = """# users' words => the docs' words
+anul·lar, anul·lo => revocar
+
+targeta => mètode de pagament
+tallar l'accés => suspendre
+"""
+
+
+def test_a_question_holding_a_users_word_is_searched_with_the_docs_words() -> None:
+    synonyms = Synonyms.parse(RULES)
+    assert synonyms.widened("com l'anul·lo?", "ca") == "com l'anul·lo? revocar"
+    assert synonyms.widened("On canvio la targeta?", "ca") == "On canvio la targeta? mètode de pagament"
+
+
+def test_a_phrase_matches_only_with_every_word_of_it() -> None:
+    synonyms = Synonyms.parse(RULES)
+    assert synonyms.widened("vull tallar-li l'accés", "ca").endswith("suspendre")
+    assert synonyms.widened("vull tallar el text", "ca") == "vull tallar el text"
+
+
+def test_a_question_holding_none_of_the_words_is_searched_as_asked() -> None:
+    assert Synonyms.parse(RULES).widened("Com exporto un informe?", "ca") == "Com exporto un informe?"
+
+
+@pytest.mark.parametrize("line", ["revocar", "=> revocar", "anul·lar =>", "a => b => c"])
+def test_a_bad_rule_is_named_by_its_line(line: str) -> None:
+    with pytest.raises(SynonymsError, match=r"synonyms\.txt:3: expected"):
+        Synonyms.parse(f"# rules\ntargeta => mètode de pagament\n{line}\n")
+
+
+def test_the_file_is_read_again_when_it_changes_and_a_broken_edit_keeps_the_rules(tmp_path: Path) -> None:
+    path = tmp_path / "synonyms.txt"
+    rules = SynonymsFile(path)
+    assert rules.current().rules == ()
+    path.write_text("targeta => mètode de pagament\n", encoding="utf-8")
+    assert len(rules.current().rules) == 1
+    path.write_text("targeta => mètode de pagament\nsense fletxa\n", encoding="utf-8")
+    os.utime(path, ns=(1, 1))
+    assert len(rules.current().rules) == 1
+
+
+def test_a_broken_file_at_start_is_a_clear_error(tmp_path: Path) -> None:
+    path = tmp_path / "synonyms.txt"
+    path.write_text("sense fletxa\n", encoding="utf-8")
+    with pytest.raises(SynonymsError, match=r"synonyms\.txt:1"):
+        SynonymsFile(path)
+
+
+def test_ingest_copies_the_docs_folders_synonyms(
+    docs: Path, settings: Settings, store: SQLStore, embedder
+) -> None:
+    (docs / "guia.md").write_text("# Guia\n\n## Tokens\n\nPer revocar un token, fes clic a Revoca.\n")
+    (docs / "synonyms.txt").write_text(RULES, encoding="utf-8")
+    report = ingest(docs, settings, store, embedder)
+    assert report.synonyms == 3
+    assert settings.synonyms_path.read_text(encoding="utf-8") == RULES
+
+
+def test_ingest_refuses_a_bad_synonyms_file_and_changes_nothing(
+    docs: Path, settings: Settings, store: SQLStore, embedder
+) -> None:
+    (docs / "guia.md").write_text("# Guia\n\n## Tokens\n\nPer revocar un token, fes clic a Revoca.\n")
+    (docs / "synonyms.txt").write_text("anul·lar revocar\n", encoding="utf-8")
+    with pytest.raises(IngestRefused, match=r"synonyms\.txt:1"):
+        ingest(docs, settings, store, embedder)
+    assert not store.list_ids() and not settings.synonyms_path.exists()
+
+
+def test_ingest_refuses_a_synonyms_file_linking_out_of_the_docs(
+    tmp_path: Path, docs: Path, settings: Settings, store: SQLStore, embedder
+) -> None:
+    outside = tmp_path / "fora.txt"
+    outside.write_text("targeta => mètode de pagament\n", encoding="utf-8")
+    (docs / "guia.md").write_text("# Guia\n\n## Tokens\n\nPer revocar un token, fes clic a Revoca.\n")
+    (docs / "synonyms.txt").symlink_to(outside)
+    with pytest.raises(IngestRefused, match="links out"):
+        ingest(docs, settings, store, embedder)
+
+
+def test_the_sample_docs_synonyms_find_where_a_token_is_revoked(sample_settings: Settings, embedder) -> None:
+    """tune a039: "he pujat sense voler un token a github, com l'anul·lo?" found how to create a
+    webhook: the docs never say "anul·lar", they *revoke* a token."""
+    bot = DocuBot(sample_settings, embedder=embedder, chat_model=None)
+    answer = bot.ask("he pujat sense voler un token a github, com l'anul·lo?").answer.resposta
+    assert "Configuració > API > Tokens" in answer and "Webhooks" not in answer
+
+
+def test_without_the_synonyms_the_sample_docs_miss_it(
+    sample_settings: Settings, embedder, tmp_path: Path
+) -> None:
+    """The same question with no synonyms file: the reason the sample docs ship one."""
+    settings = sample_settings.with_overrides(synonyms=tmp_path / "none.txt")
+    bot = DocuBot(settings, embedder=embedder, chat_model=None)
+    answer = bot.ask("he pujat sense voler un token a github, com l'anul·lo?").answer.resposta
+    assert "Configuració > API > Tokens" not in answer
