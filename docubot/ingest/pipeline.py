@@ -171,8 +171,6 @@ def _ingest_locked(
         report.embedded = len({c.content_hash for c in plan.new + plan.changed_text})
         return report
     store.check_embedding_model(embedder.name, embedder.dim)
-    if synonyms is not None:
-        _write_atomically(settings.synonyms_path, synonyms[0])
     to_write = plan.new + plan.changed_text
     vectors, report.embedded = _vectors_for(to_write, store, embedder, settings.embed_batch_size, progress)
     if to_write or plan.changed_metadata or plan.orphans:
@@ -189,6 +187,8 @@ def _ingest_locked(
             record_ingests(db, changed, removed, report.corpus_version, time.time())
     else:
         report.corpus_version = store.corpus_version()
+    if synonyms is not None:
+        _write_atomically(settings.synonyms_path, synonyms[0])
     return report
 
 
