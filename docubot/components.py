@@ -26,7 +26,7 @@ from docubot.llm import ChatModel, make_chat_model
 from docubot.rag.keyword import KeywordSearch, open_keyword_index
 from docubot.rag.refusal import Refusal
 from docubot.rag.retrieve import Retriever, Stage
-from docubot.rag.synonyms import SynonymsFile
+from docubot.rag.synonyms import SynonymsSource
 from docubot.rag.threshold import refusal_threshold
 from docubot.store import VectorStore, open_store
 
@@ -119,7 +119,7 @@ class Components:
             dense_weight=self.settings.fusion_dense_weight,
             rrf_k=self.settings.rrf_k,
             stages=self.stages,
-            synonyms=SynonymsFile(self.settings.synonyms_path),
+            synonyms=SynonymsSource(self.db, self.settings.synonyms),
         )
 
     @cached_property

@@ -131,7 +131,7 @@ class Settings(BaseSettings):
     )
     synonyms: Path | None = Field(
         None,
-        description="The synonyms file: the docs' words for the users' (default <home>/synonyms.txt).",
+        description="A synonyms file read instead of the rules ingest stored (docs' words for the users').",
     )
 
     # Answer caches
@@ -187,10 +187,6 @@ class Settings(BaseSettings):
     @property
     def keyword_index_dir(self) -> Path:
         return self.home / "bm25"
-
-    @property
-    def synonyms_path(self) -> Path:
-        return self.synonyms or self.home / "synonyms.txt"
 
     def cpu_threads(self) -> int:
         return self.threads or os.cpu_count() or 1

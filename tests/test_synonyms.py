@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
+from sqlalchemy import select
 
 from docubot.config import Settings
+from docubot.db import Database
 from docubot.ingest.pipeline import IngestRefused, ingest
 from docubot.rag.answer import DocuBot
-from docubot.rag.synonyms import Synonyms, SynonymsError, SynonymsFile
-from docubot.store.sql import SQLStore
+from docubot.rag.synonyms import META_KEY, Synonyms, SynonymsError, SynonymsSource
+from docubot.store.sql import SQLStore, meta
 
 RULES = """# users' words => the docs' words
 anul·lar, anul·lo => revocar
@@ -43,42 +44,49 @@ def test_a_bad_rule_is_named_by_its_line(line: str) -> None:
         Synonyms.parse(f"# rules\ntargeta => mètode de pagament\n{line}\n")
 
 
-def test_the_file_is_read_again_when_it_changes_and_a_broken_edit_keeps_the_rules(tmp_path: Path) -> None:
+def test_a_named_file_is_read_again_when_it_changes_and_a_broken_edit_keeps_the_rules(
+    tmp_path: Path, db: Database
+) -> None:
     path = tmp_path / "synonyms.txt"
-    rules = SynonymsFile(path)
+    rules = SynonymsSource(db, path)
     assert rules.current().rules == ()
     path.write_text("targeta => mètode de pagament\n", encoding="utf-8")
     assert len(rules.current().rules) == 1
     path.write_text("targeta => mètode de pagament\nsense fletxa\n", encoding="utf-8")
-    os.utime(path, ns=(1, 1))
     assert len(rules.current().rules) == 1
 
 
-def test_a_broken_file_at_start_is_a_clear_error(tmp_path: Path) -> None:
+def test_a_broken_file_at_start_is_a_clear_error(tmp_path: Path, db: Database) -> None:
     path = tmp_path / "synonyms.txt"
     path.write_text("sense fletxa\n", encoding="utf-8")
     with pytest.raises(SynonymsError, match=r"synonyms\.txt:1"):
-        SynonymsFile(path)
+        SynonymsSource(db, path)
 
 
-def test_ingest_copies_the_docs_folders_synonyms(
-    docs: Path, settings: Settings, store: SQLStore, embedder
+def _stored(db: Database) -> str | None:
+    with db.read() as conn:
+        return conn.execute(select(meta.c.value).where(meta.c.key == META_KEY)).scalar()
+
+
+def test_ingest_keeps_the_docs_folders_synonyms_in_the_database(
+    docs: Path, settings: Settings, db: Database, store: SQLStore, embedder
 ) -> None:
+    """Kept in the database, every server on a shared PostgreSQL reads the same rules."""
     (docs / "guia.md").write_text("# Guia\n\n## Tokens\n\nPer revocar un token, fes clic a Revoca.\n")
     (docs / "synonyms.txt").write_text(RULES, encoding="utf-8")
-    report = ingest(docs, settings, store, embedder)
-    assert report.synonyms == 3
-    assert settings.synonyms_path.read_text(encoding="utf-8") == RULES
+    report = ingest(docs, settings, store, embedder, db=db)
+    assert report.synonyms == 3 and _stored(db) == RULES
+    assert len(SynonymsSource(db).current().rules) == 3
 
 
 def test_ingest_refuses_a_bad_synonyms_file_and_changes_nothing(
-    docs: Path, settings: Settings, store: SQLStore, embedder
+    docs: Path, settings: Settings, db: Database, store: SQLStore, embedder
 ) -> None:
     (docs / "guia.md").write_text("# Guia\n\n## Tokens\n\nPer revocar un token, fes clic a Revoca.\n")
     (docs / "synonyms.txt").write_text("anul·lar revocar\n", encoding="utf-8")
     with pytest.raises(IngestRefused, match=r"synonyms\.txt:1"):
         ingest(docs, settings, store, embedder)
-    assert not store.list_ids() and not settings.synonyms_path.exists()
+    assert not store.list_ids() and _stored(db) is None
 
 
 def test_ingest_refuses_a_synonyms_file_linking_out_of_the_docs(

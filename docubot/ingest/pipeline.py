@@ -8,7 +8,6 @@ than half of the stored chunks.
 
 from __future__ import annotations
 
-import os
 import re
 import statistics
 import time
@@ -27,7 +26,7 @@ from docubot.ingest.files import PageFile, PageReadError, SkippedPath, find_page
 from docubot.ingest.lock import LockHeld, ingest_lock
 from docubot.ingest.parse import UNKNOWN, Page, PageMeta, parse_page
 from docubot.rag.keyword import open_keyword_index
-from docubot.rag.synonyms import FILE_NAME, Synonyms, SynonymsError
+from docubot.rag.synonyms import FILE_NAME, Synonyms, SynonymsError, store_synonyms
 from docubot.store import Record, VectorStore
 from docubot.store.page_ingests import record_ingests
 
@@ -187,8 +186,11 @@ def _ingest_locked(
             record_ingests(db, changed, removed, report.corpus_version, time.time())
     else:
         report.corpus_version = store.corpus_version()
-    if synonyms is not None:
-        _write_atomically(settings.synonyms_path, synonyms[0])
+    rules_db: Database | None = db or getattr(store, "db", None)
+    if synonyms is not None and rules_db is None:
+        report.warnings.append(f"{FILE_NAME}: not kept, no database to keep it in")
+    elif synonyms is not None and rules_db is not None:
+        store_synonyms(rules_db, synonyms[0])
     return report
 
 
@@ -205,14 +207,6 @@ def _read_synonyms(folder: Path) -> tuple[str, Synonyms] | None:
         return text, Synonyms.parse(text, FILE_NAME)
     except (OSError, UnicodeDecodeError, SynonymsError) as exc:
         raise IngestRefused(f"the synonyms file cannot be used: {exc}. Nothing was changed") from exc
-
-
-def _write_atomically(path: Path, text: str) -> None:
-    """`path` holds `text` whole or keeps what it held (a reader never sees half a file)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = path.with_name(path.name + ".tmp")
-    temporary.write_text(text, encoding="utf-8")
-    os.replace(temporary, path)
 
 
 def _changed_pages(

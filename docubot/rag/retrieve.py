@@ -21,7 +21,7 @@ import numpy as np
 
 from docubot.embed import Embedder
 from docubot.rag.keyword import KeywordSearch
-from docubot.rag.synonyms import SynonymsFile
+from docubot.rag.synonyms import SynonymsSource
 from docubot.store import Hit, VectorStore
 from docubot.text import DEFAULT_LANGUAGE
 
@@ -115,7 +115,7 @@ class Retriever:
         dense_weight: float = 0.5,
         rrf_k: int = 5,
         stages: Sequence[Stage] = (),
-        synonyms: SynonymsFile | None = None,
+        synonyms: SynonymsSource | None = None,
     ) -> None:
         self.embedder = embedder
         self.store = store

@@ -15,9 +15,10 @@ embedding is the mean of the question's and the widened question's, so the words
 count. A rule only adds words, never takes one away. Blank lines and lines starting with `#` are
 skipped.
 
-The file is `<home>/synonyms.txt` (`DOCUBOT_SYNONYMS` names another); `docubot ingest DOCS`
-copies `DOCS/synonyms.txt` there, so the rules travel with the docs they are about. It is read
-again when it changes; an edit that breaks it is logged and the rules before it are kept.
+`docubot ingest DOCS` stores `DOCS/synonyms.txt` in the deployment's database (the `meta` row
+`synonyms`), so the rules travel with the docs they are about and every server on a shared
+PostgreSQL database reads the same ones. `DOCUBOT_SYNONYMS` names a file that is read instead,
+again whenever it changes; an edit that breaks it is logged and the rules before it are kept.
 """
 
 from __future__ import annotations
@@ -27,12 +28,18 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
+from sqlalchemy import select
+
+from docubot.db import Database
+from docubot.store.sql import meta, set_meta
 from docubot.text import tokenize
 
 log = logging.getLogger(__name__)
 
 FILE_NAME = "synonyms.txt"
-"""The synonyms file's name, in the docs folder and in the data folder."""
+"""The synonyms file's name in the docs folder."""
+META_KEY = "synonyms"
+"""The `meta` row holding the synonyms file ingested last."""
 ARROW = "=>"
 
 
@@ -85,34 +92,52 @@ def _holds(stems: set[str], phrase: list[str]) -> bool:
     return bool(phrase) and all(stem in stems for stem in phrase)
 
 
-class SynonymsFile:
-    """The synonyms in `path`, read again when the file changes (no file: no synonyms)."""
+def store_synonyms(db: Database, text: str) -> None:
+    """Keep `text`, a synonyms file checked by `Synonyms.parse`, as the deployment's rules."""
+    with db.write() as conn:
+        set_meta(conn, {META_KEY: text})
 
-    def __init__(self, path: Path) -> None:
+
+class SynonymsSource:
+    """The deployment's synonyms: the file `path` when one is named, else the rules ingest stored in
+    `db`; each read again when it changes."""
+
+    def __init__(self, db: Database, path: Path | None = None) -> None:
+        self.db = db
         self.path = path
         self._lock = threading.Lock()
-        self._stamp: tuple[int, int] | None = None
+        self._text: str | None = None
         self._synonyms = Synonyms()
-        self.current(strict=True)
+        self._read(strict=True)
 
-    def current(self, strict: bool = False) -> Synonyms:
-        """The rules as the file holds them now. A file that cannot be read raises SynonymsError when
-        `strict` (at start), else is logged and the rules read before it stay."""
+    def current(self) -> Synonyms:
+        """The rules as they are now (a text that cannot be read: logged, the rules before it kept)."""
+        return self._read(strict=False)
+
+    def _read(self, strict: bool) -> Synonyms:
+        source = str(self.path) if self.path else f"the database's {META_KEY}"
         try:
-            stat = self.path.stat()
-        except FileNotFoundError:
-            stamp = None
-        else:
-            stamp = (stat.st_mtime_ns, stat.st_size)
+            text = self._text_now()
+        except (OSError, UnicodeDecodeError) as exc:
+            return self._unread(SynonymsError(f"{source}: {exc}"), strict)
         with self._lock:
-            if stamp == self._stamp:
-                return self._synonyms
-            try:
-                text = self.path.read_text(encoding="utf-8") if stamp else ""
-                self._synonyms = Synonyms.parse(text, str(self.path))
-            except (OSError, UnicodeDecodeError, SynonymsError) as exc:
-                if strict:
-                    raise SynonymsError(str(exc)) from exc
-                log.error("synonyms file not read, the rules before it are kept: %s", exc)
-            self._stamp = stamp
+            if text != self._text:
+                try:
+                    self._synonyms = Synonyms.parse(text, source)
+                except SynonymsError as exc:
+                    return self._unread(exc, strict)
+                finally:
+                    self._text = text
             return self._synonyms
+
+    def _text_now(self) -> str:
+        if self.path is not None:
+            return self.path.read_text(encoding="utf-8") if self.path.exists() else ""
+        with self.db.read() as conn:
+            return conn.execute(select(meta.c.value).where(meta.c.key == META_KEY)).scalar() or ""
+
+    def _unread(self, error: SynonymsError, strict: bool) -> Synonyms:
+        if strict:
+            raise error
+        log.error("synonyms not read, the rules before them are kept: %s", error)
+        return self._synonyms
