@@ -186,11 +186,8 @@ def _ingest_locked(
             record_ingests(db, changed, removed, report.corpus_version, time.time())
     else:
         report.corpus_version = store.corpus_version()
-    rules_db: Database | None = db or getattr(store, "db", None)
-    if synonyms is not None and rules_db is None:
-        report.warnings.append(f"{FILE_NAME}: not kept, no database to keep it in")
-    elif synonyms is not None and rules_db is not None:
-        store_synonyms(rules_db, synonyms[0])
+    if synonyms is not None:
+        _keep_synonyms(synonyms[0], db or getattr(store, "db", None), report)
     return report
 
 
@@ -207,6 +204,14 @@ def _read_synonyms(folder: Path) -> tuple[str, Synonyms] | None:
         return text, Synonyms.parse(text, FILE_NAME)
     except (OSError, UnicodeDecodeError, SynonymsError) as exc:
         raise IngestRefused(f"the synonyms file cannot be used: {exc}. Nothing was changed") from exc
+
+
+def _keep_synonyms(text: str, db: Database | None, report: IngestReport) -> None:
+    """Keep the synonyms file's `text` in `db`, the deployment's database (a warning without one)."""
+    if db is None:
+        report.warnings.append(f"{FILE_NAME}: not kept, no database to keep it in")
+    else:
+        store_synonyms(db, text)
 
 
 def _changed_pages(

@@ -72,7 +72,7 @@ from docubot.rag.question import (
 )
 from docubot.rag.question import QuestionError as QuestionError  # re-exported: callers import it here
 from docubot.rag.repair import anchored, denied_reply, model_refused, unheeded_denial
-from docubot.rag.retrieve import ALL_VERSIONS, LATEST, Mode, RetrievalResult, build_filters
+from docubot.rag.retrieve import ALL_VERSIONS, LATEST, Mode, RetrievalResult, build_filters, halfway
 from docubot.rag.stream_json import FieldStreamer
 from docubot.rag.translate import (
     PIVOT,
@@ -333,8 +333,7 @@ class DocuBot:
         embedder = self.retriever.embedder
         if asked_vector is None:
             asked_vector = embedder.embed_query(asked)
-        mixed = embedder.embed_query(translation.text) + asked_vector
-        return mixed / np.linalg.norm(mixed)
+        return halfway(embedder.embed_query(translation.text), asked_vector)
 
     # -- steps ----------------------------------------------------------------------------------
     def _probe_cache(

@@ -158,7 +158,7 @@ class Retriever:
         vector = self.embedder.embed_query(question) if query_vector is None else query_vector
         widened = self._widened(question)
         if widened != question:
-            vector = _mean(self.embedder.embed_query(widened), vector)
+            vector = halfway(self.embedder.embed_query(widened), vector)
         timings = {"embed": _ms_since(started) if query_vector is None or widened != question else 0.0}
         mark = time.perf_counter()
         hits = self._ranked(widened, vector, mode, query_filters, max(k, CANDIDATES) if self.stages else k)
@@ -172,10 +172,11 @@ class Retriever:
 
     def _widened(self, question: str) -> str:
         """`question` with the docs' words the synonyms file gives for its own."""
-        if self.synonyms is None:
+        synonyms = self.synonyms.current() if self.synonyms else None
+        if synonyms is None or not synonyms.rules:
             return question
         language = self.keyword_index.language(self.store) if self.keyword_index else DEFAULT_LANGUAGE
-        return self.synonyms.current().widened(question, language)
+        return synonyms.widened(question, language)
 
     def _ranked(
         self, question: str, vector: np.ndarray, mode: Mode, filters: dict[str, Any], depth: int
@@ -254,8 +255,8 @@ def _standardised(ranking: Sequence[tuple[str, float]]) -> dict[str, float]:
     return {chunk_id: float(value) for (chunk_id, _), value in zip(ranking, z, strict=True)}
 
 
-def _mean(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """The unit vector halfway between two unit vectors."""
+def halfway(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """The unit vector halfway between two unit vectors (a query searched by two texts)."""
     mixed = a + b
     return mixed / np.linalg.norm(mixed)
 
