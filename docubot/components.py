@@ -26,6 +26,7 @@ from docubot.llm import ChatModel, make_chat_model
 from docubot.rag.keyword import KeywordSearch, open_keyword_index
 from docubot.rag.refusal import Refusal
 from docubot.rag.retrieve import Retriever, Stage
+from docubot.rag.spelling import Spelling
 from docubot.rag.synonyms import SynonymsSource
 from docubot.rag.threshold import refusal_threshold
 from docubot.store import VectorStore, open_store
@@ -120,6 +121,7 @@ class Components:
             rrf_k=self.settings.rrf_k,
             stages=self.stages,
             synonyms=SynonymsSource(self.db, self.settings.synonyms),
+            spelling=Spelling(),
         )
 
     @cached_property

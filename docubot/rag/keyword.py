@@ -34,6 +34,7 @@ from filelock import FileLock
 from docubot.config import Settings
 from docubot.store import VectorStore, validate_filters_for
 from docubot.text import DEFAULT_LANGUAGE, TOKENS_VERSION, corpus_languages, query_tokens, tokenize
+from docubot.text.edits import deletions, one_edit_apart
 
 
 @dataclass
@@ -52,14 +53,14 @@ class _Loaded:
         index: dict[str, list[str]] = {}
         for term in getattr(self.retriever, "vocab_dict", {}):
             if len(term) >= FUZZY_MIN_CHARS and term.isalpha():
-                for key in {term, *_deletions(term)}:
+                for key in {term, *deletions(term)}:
                     index.setdefault(key, []).append(term)
         return index
 
     def near_terms(self, token: str) -> list[str]:
         """Vocabulary terms one edit (insert, delete, substitute, swap) away from `token`."""
-        candidates = {t for key in (token, *_deletions(token)) for t in self.by_deletion.get(key, ())}
-        return sorted(t for t in candidates if _one_edit_apart(token, t))
+        candidates = {t for key in (token, *deletions(token)) for t in self.by_deletion.get(key, ())}
+        return sorted(t for t in candidates if one_edit_apart(token, t))
 
 
 class KeywordSearch(Protocol):
@@ -244,22 +245,6 @@ def _typo_scores(index: _Loaded, tokens: list[str]) -> np.ndarray | float:
             best = np.max([np.asarray(index.retriever.get_scores([t])) for t in near], axis=0)
             total = total + FUZZY_WEIGHT * best
     return total
-
-
-def _deletions(term: str) -> set[str]:
-    return {term[:i] + term[i + 1 :] for i in range(len(term))}
-
-
-def _one_edit_apart(a: str, b: str) -> bool:
-    """Damerau-Levenshtein distance exactly 1 (insertion, deletion, substitution or adjacent swap)."""
-    if a == b or abs(len(a) - len(b)) > 1:
-        return False
-    start = next((i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b)))
-    if len(a) == len(b):
-        swapped = start + 1 < len(a) and a[start] == b[start + 1] and a[start + 1] == b[start]
-        return a[start + 1 :] == b[start + 1 :] or (swapped and a[start + 2 :] == b[start + 2 :])
-    longer, shorter = (a, b) if len(a) > len(b) else (b, a)
-    return longer[start + 1 :] == shorter[start:]
 
 
 FUZZY_MIN_CHARS = 4

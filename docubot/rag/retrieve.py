@@ -2,8 +2,10 @@
 `eval`, conversations and the cache probe.
 
 question → widened by the synonyms file, when it names the docs' words for the question's own
-(`docubot/rag/synonyms.py`) → query vector (given by the caller, else embedded once; for a widened
-question, its mean with the widened question's) → dense (e5 cosine), keyword
+(`docubot/rag/synonyms.py`), and its typos spelled as the docs spell the word
+(`docubot/rag/spelling.py`) → query vector (given by the caller, else embedded once; for a widened
+or corrected question, its mean with the widened and corrected question's; BM25 reads the widened
+question and matches a typo by itself) → dense (e5 cosine), keyword
 (a `KeywordSearch`: BM25, or PostgreSQL's full text) or both fused (by default on z-scored
 similarities and keyword scores, `zscore_fusion`; or by reciprocal rank), under the store filters →
 the post-retrieval stages, in order → the best `k`. There are no stages by default; a reranker or a
@@ -13,7 +15,7 @@ pruner is one more entry in `Retriever.stages` (a `Stage`), and every caller get
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
@@ -21,6 +23,7 @@ import numpy as np
 
 from docubot.embed import Embedder
 from docubot.rag.keyword import KeywordSearch
+from docubot.rag.spelling import Spelling
 from docubot.rag.synonyms import SynonymsSource
 from docubot.store import Hit, VectorStore
 from docubot.text import DEFAULT_LANGUAGE
@@ -116,6 +119,7 @@ class Retriever:
         rrf_k: int = 5,
         stages: Sequence[Stage] = (),
         synonyms: SynonymsSource | None = None,
+        spelling: Spelling | None = None,
     ) -> None:
         self.embedder = embedder
         self.store = store
@@ -130,6 +134,8 @@ class Retriever:
         self.stages = list(stages)
         self.synonyms = synonyms
         """The docs' words searched beside the users' (`docubot/rag/synonyms.py`)."""
+        self.spelling = spelling
+        """Typos spelled as the docs spell the word, for the dense search (`docubot/rag/spelling.py`)."""
 
     def check_model(self) -> None:
         """Record the embedding model on first use; raise EmbeddingModelMismatch on another one's store."""
@@ -156,10 +162,12 @@ class Retriever:
         query_filters = build_filters(version, filters)
         started = time.perf_counter()
         vector = self.embedder.embed_query(question) if query_vector is None else query_vector
-        widened = self._widened(question)
-        if widened != question:
-            vector = halfway(self.embedder.embed_query(widened), vector)
-        timings = {"embed": _ms_since(started) if query_vector is None or widened != question else 0.0}
+        widen = self._widening()
+        widened = widen(question)
+        embedded = widen(self.spelling.corrected(question, self.store)) if self.spelling else widened
+        if embedded != question:
+            vector = halfway(self.embedder.embed_query(embedded), vector)
+        timings = {"embed": _ms_since(started) if query_vector is None or embedded != question else 0.0}
         mark = time.perf_counter()
         hits = self._ranked(widened, vector, mode, query_filters, max(k, CANDIDATES) if self.stages else k)
         timings["rank"] = _ms_since(mark)
@@ -170,13 +178,14 @@ class Retriever:
         timings["total"] = _ms_since(started)
         return RetrievalResult(question, mode, query_filters, hits[:k], vector, timings)
 
-    def _widened(self, question: str) -> str:
-        """`question` with the docs' words the synonyms file gives for its own."""
+    def _widening(self) -> Callable[[str], str]:
+        """What adds to a text the docs' words the synonyms file gives for its own, by the rules as
+        they are now (nothing when there are none)."""
         synonyms = self.synonyms.current() if self.synonyms else None
         if synonyms is None or not synonyms.rules:
-            return question
+            return lambda text: text
         language = self.keyword_index.language(self.store) if self.keyword_index else DEFAULT_LANGUAGE
-        return synonyms.widened(question, language)
+        return lambda text: synonyms.widened(text, language)
 
     def _ranked(
         self, question: str, vector: np.ndarray, mode: Mode, filters: dict[str, Any], depth: int

@@ -1,0 +1,20 @@
+"""One-edit neighbours: the typo distance that fuzzy keyword search and spelling correction share."""
+
+from __future__ import annotations
+
+
+def deletions(term: str) -> set[str]:
+    """`term` with one letter removed, every way ("token" → "oken", "tken", …)."""
+    return {term[:i] + term[i + 1 :] for i in range(len(term))}
+
+
+def one_edit_apart(a: str, b: str) -> bool:
+    """Damerau-Levenshtein distance exactly 1 (insertion, deletion, substitution or adjacent swap)."""
+    if a == b or abs(len(a) - len(b)) > 1:
+        return False
+    start = next((i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b)))
+    if len(a) == len(b):
+        swapped = start + 1 < len(a) and a[start] == b[start + 1] and a[start + 1] == b[start]
+        return a[start + 1 :] == b[start + 1 :] or (swapped and a[start + 2 :] == b[start + 2 :])
+    longer, shorter = (a, b) if len(a) > len(b) else (b, a)
+    return longer[start + 1 :] == shorter[start:]
