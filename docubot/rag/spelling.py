@@ -2,10 +2,11 @@
 
 "m'ha rebutjat la contrsenya nova": BM25 already scores a token one edit from the vocabulary
 (`docubot/rag/keyword.py`), but the embedder cuts "contrsenya" into other pieces than
-"contrasenya", and the question lands among the calendar pages. `Spelling.corrected` writes each
-such word as the corpus writes its nearest word, and the retriever embeds the mean of the question
-and its corrected copy (`retrieve.halfway`), as it does for a question widened by synonyms: the
-words asked still count, so a wrong correction costs little.
+"contrasenya", and the question lands on the getting-started and task pages.
+`Spelling.corrected` writes each such word as the corpus writes its nearest word, and the
+retriever embeds the mean of the question and its corrected copy (`retrieve.halfway`), as it
+does for a question widened by synonyms: the words asked still count, so a wrong correction costs
+little.
 
 A word is corrected when it has `MIN_LETTERS` letters or more, the corpus never uses it (folded:
 accents and case do not count) and the dictionaries of Catalan, Spanish and English (simplemma)
