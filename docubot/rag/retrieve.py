@@ -164,7 +164,8 @@ class Retriever:
         vector = self.embedder.embed_query(question) if query_vector is None else query_vector
         widen = self._widening()
         widened = widen(question)
-        embedded = widen(self.spelling.corrected(question, self.store)) if self.spelling else widened
+        corrected = self.spelling.corrected(question, self.store) if self.spelling else question
+        embedded = widened if corrected == question else widen(corrected)
         if embedded != question:
             vector = halfway(self.embedder.embed_query(embedded), vector)
         timings = {"embed": _ms_since(started) if query_vector is None or embedded != question else 0.0}

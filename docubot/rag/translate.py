@@ -144,7 +144,7 @@ def unmasked(text: str, kept: Sequence[str]) -> str | None:
     lost code block is put back at the end: the local model dropped the marker of the block closing
     an extract ("…per evitar atacs de repetició. [P3]") in both whole translations."""
     found = [int(n) for n in _MARKER.findall(text)]
-    blocks = [n for n, piece in enumerate(kept, 1) if _FENCED.fullmatch(piece)]
+    blocks = [n for n, piece in enumerate(kept, 1) if FENCED_CODE.fullmatch(piece)]
     lost = [n for n in blocks if n not in found]
     if sorted(found + lost) != list(range(1, len(kept) + 1)):
         return None
@@ -153,7 +153,7 @@ def unmasked(text: str, kept: Sequence[str]) -> str | None:
     for n, between in enumerate(_MARKER.split(text)):
         if n % 2 == 0:
             out += between.lstrip() if out.endswith("\n") else between
-        elif _FENCED.fullmatch(piece := kept[int(between) - 1]):
+        elif FENCED_CODE.fullmatch(piece := kept[int(between) - 1]):
             out = f"{out.rstrip()}\n{piece}\n\n"  # on lines of its own: the model wrote "…: [P3]" in one line
         else:
             out += piece
@@ -188,9 +188,9 @@ def pre_edited(catalan: str) -> str:
     """Catalan text rewritten, meaning unchanged, into words the local model translates right
     (controlled-language pre-editing): `_PRE_EDITS` in order, each measured on the real model.
     Code blocks stay as the docs write them."""
-    segments = _FENCED.split(catalan)
+    segments = FENCED_CODE.split(catalan)
     for n, segment in enumerate(segments):
-        if not _FENCED.fullmatch(segment):
+        if not FENCED_CODE.fullmatch(segment):
             for pattern, replacement in _PRE_EDITS:
                 segment = pattern.sub(replacement, segment)
             segments[n] = segment
@@ -230,8 +230,8 @@ def sentence_groups(text: str) -> list[str]:
     whole, in the piece of the sentence that introduces it."""
     groups: list[str] = []
     after_code = False  # what follows a code block starts a piece of its own
-    for segment in _FENCED.split(text):
-        if _FENCED.fullmatch(segment):
+    for segment in FENCED_CODE.split(text):
+        if FENCED_CODE.fullmatch(segment):
             if groups:
                 groups[-1] += f"\n{segment}"
             else:
@@ -245,7 +245,3 @@ def sentence_groups(text: str) -> list[str]:
                 groups.append(sentence)
             after_code = False
     return groups
-
-
-_FENCED = FENCED_CODE
-"""A fenced code block: never cut, never rewritten."""
