@@ -173,6 +173,28 @@ def test_a_sentence_opening_with_a_pronoun_is_said_with_the_one_it_stands_for() 
     assert said.startswith("Nubelia genera deu codis de recuperació.") and "Desa'ls" in said
 
 
+def test_an_example_is_said_with_the_sentence_it_is_an_example_of() -> None:
+    """ "Per exemple, un camp numèric *Hores estimades*…" was quoted alone, without the sentence
+    saying which plans have such fields (unseen a175: "tenim el pla starter, podem afegir un camp
+    propi…?")."""
+    text = (
+        "[Tasques > Camps personalitzats]\nAls plans Business i Enterprise pots crear camps "
+        "personalitzats. Per exemple, un camp numèric *Hores estimades*. Els camps es poden filtrar."
+    )
+
+    alike = _alike("Hores", low=0.7)
+
+    said = extract("puc apuntar les hores estimades d'una tasca?", [_hit(text, 0)], alike).text
+    assert said.startswith("Als plans Business i Enterprise") and "Hores estimades" in said
+
+
+def test_an_example_of_a_paid_feature_comes_with_the_plans_that_have_it(sample_settings, embedder) -> None:
+    """On the real sample store: asked in the words of its example, the answer names the plans."""
+    bot = DocuBot(sample_settings, embedder=embedder, chat_model=None)
+    answer = bot.ask("al pla starter puc afegir un camp numèric per apuntar les hores estimades?").answer
+    assert "Hores estimades" in answer.resposta and "Business i Enterprise" in answer.resposta
+
+
 def test_a_pronoun_sentence_does_not_borrow_the_last_sentence_of_another_fragment() -> None:
     """Lines are counted per fragment: the sentence before "Desa'ls…" in the list of passages may
     be the last one of the fragment above it, which names something else."""

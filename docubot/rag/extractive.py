@@ -13,7 +13,8 @@ questions, amounts: numbers that label no table row; `focus.py`), less a little
 for each fragment further down the ranking, and, for "how do I" questions, a procedure's steps; else
 by the question's stems alone. A unit repeated by chunk overlap is said once. When the best passage
 is a step of a numbered list, the whole procedure is said; a sentence opening with a pronoun
-("Desa'ls…") comes with the one before it, a sentence ending in ":" said alone, or asked "which
+("Desa'ls…"), an example ("Per exemple, …") or a word pointing back ("Aquest…", "This…") comes
+with the one before it, a sentence ending in ":" said alone, or asked "which
 ones" ("quins…?"), with the list it introduces, and a table row the question names (said even past
 three passages, when it scores near the best) with every other row of that table it names
 ("…with a 401?"), and a sentence denying something with those of its paragraph that say how
@@ -62,6 +63,14 @@ STEP = re.compile(r"^\s*\d+[.)]\s+")
 ENCLITIC = re.compile(r"^[^\W\d_]{3,}(?:['’](?:l|ls|n|hi|ho)|-(?:lo|los|la|les|ne|hi|ho))\b", re.IGNORECASE)
 """A sentence opening with a verb and a weak pronoun ("Desa'ls", "Copia-la"): its referent is
 in the sentence before."""
+POINTING_BACK = re.compile(
+    r"^(?:per exemple|por ejemplo|for example|for instance|aquest(?:a|s|es)?|aix[òo]|així|"
+    r"este|esta|estos|estas|esto|this|these|that|it|they|otherwise)\b",
+    re.IGNORECASE,
+)
+"""A sentence opening with an example of, or a word pointing at, what the sentence before says
+("Per exemple, un camp numèric *Hores estimades*…" says nothing of the plans that have such
+fields, which the sentence before names)."""
 STEP_BONUS = 0.03
 """Added to the score of a procedure's step when the question asks how to do something ("¿Cómo
 conecto Slack?" got the sentences around the procedure, not its steps; cosine scale)."""
@@ -292,7 +301,8 @@ def closest(candidates: Sequence[Passage], question: str, similarity: Similarity
 def _antecedents(chosen: Sequence[Passage], candidates: Sequence[Passage]) -> list[Passage]:
     """The sentence before each chosen one that opens with a verb and the pronoun standing for
     what that sentence names ("Desa'ls en un lloc segur…" says nothing of the recovery codes the
-    sentence before it names), when both stand in one paragraph."""
+    sentence before it names), or with an example of it or a word pointing at it
+    (`POINTING_BACK`), when both stand in one paragraph."""
     before = {p.position: previous for previous, p in pairwise(candidates)}
     out = []
     for passage in chosen:
@@ -302,7 +312,7 @@ def _antecedents(chosen: Sequence[Passage], candidates: Sequence[Passage]) -> li
             and passage.unit.kind == "prose"
             and (previous.unit.kind, previous.rank, previous.unit.line)
             == ("prose", passage.rank, passage.unit.line)
-            and ENCLITIC.match(passage.unit.text)
+            and (ENCLITIC.match(passage.unit.text) or POINTING_BACK.match(passage.unit.text))
         ):
             out.append(previous)
     return out
