@@ -314,7 +314,13 @@ class DocuBot:
         status(f"translating the question into {target} for the search…")
         started = time.perf_counter()
         translation = translate_query(
-            question, source, target, model, self._translating_system(model), self.settings.temperature
+            question,
+            source,
+            target,
+            model,
+            self._translating_system(model),
+            self.settings.temperature,
+            self.refusal.vocabulary.names(self.store),
         )
         translation.check["ms"] = _ms_since(started)
         return translation

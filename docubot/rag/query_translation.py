@@ -8,12 +8,15 @@ question; retrieval searches the translation (BM25) and the mean of its embeddin
 question's (a wrong translation then hides nothing the asked words find), the refusal decision and
 the focus step read the translation, and the answer is still written in the question's language.
 A translation that is empty, too long, in the wrong language, not a question, that changes a number
-or that adds or loses a name is not used. Translating into Catalan, the embedded model may not write
+or that adds or loses a name is not used: a name capitalised in the question, or a word the docs
+write only as a name, however the question writes it ("whats the storage cap on enterprise?" became
+"Quina capa de stockage té l'entitat?", and its search missed the plans table). Translating into Catalan, the embedded model may not write
 the Spanish words it wrote instead (`AVOID`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Any
 
@@ -43,9 +46,17 @@ class QueryTranslation:
 
 
 def translate_query(
-    question: str, source: str, target: str, model: ChatModel, system: str, temperature: float
+    question: str,
+    source: str,
+    target: str,
+    model: ChatModel,
+    system: str,
+    temperature: float,
+    names: Collection[str] = (),
 ) -> QueryTranslation:
-    """`question` (written in `source`) translated into `target` by `model`, checked."""
+    """`question` (written in `source`) translated into `target` by `model`, checked; `names`
+    (folded) are the words the docs write only as names, which a translation must keep when the
+    question uses them, however it writes them."""
     check: dict[str, Any] = {"check": "query_translation", "from": source, "to": target}
     try:
         completion = complete(model, query_request(question, source, target, system, temperature))
@@ -53,7 +64,7 @@ def translate_query(
     except (ProviderError, ContractError) as exc:
         return QueryTranslation(None, {**check, "ok": False, "why": str(exc)})
     used = (completion.usage.input_tokens, completion.usage.output_tokens)
-    problem = _problem(question, text, target)
+    problem = _problem(question, text, target, names)
     if problem is not None:
         return QueryTranslation(None, {**check, "ok": False, "why": problem, "text": text}, *used)
     return QueryTranslation(text, {**check, "ok": True, "text": text}, *used)
@@ -103,7 +114,7 @@ words that begin no word of the sample docs as a token ("con" begins "contraseny
 "paraules"); a word of the question such a token begins stays writable (`LocalModel`)."""
 
 
-def _problem(question: str, text: str, target: str) -> str | None:
+def _problem(question: str, text: str, target: str, names: Collection[str] = ()) -> str | None:
     """Why `text` cannot stand for `question` in retrieval (None: it can)."""
     if len(text) > MAX_GROWTH * len(question) + 40:
         return "longer than a translation of the question"
@@ -113,7 +124,9 @@ def _problem(question: str, text: str, target: str) -> str | None:
     if written is not None and written != target:
         return f"written in {written}"
     asked, translated = fold(question), fold(text)
-    lost = [term for term in question_terms(question).salient if term not in translated]
+    terms = question_terms(question)
+    kept = dict.fromkeys([*terms.salient, *(word for word in terms.content if word in names)])
+    lost = [term for term in kept if term not in translated]
     if lost:
         return f"lost {', '.join(lost)}"  # a name the refusal decision and BM25 must still see
     added = [term for term in question_terms(text).salient if term not in asked]

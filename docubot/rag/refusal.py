@@ -38,7 +38,8 @@ import math
 import re
 import threading
 import unicodedata
-from collections.abc import Sequence
+from collections import Counter
+from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass, replace
 
 import numpy as np
@@ -259,8 +260,8 @@ def _verb_form(word: str, language: str) -> bool:
 
 
 class Vocabulary:
-    """The corpus's folded words and five-letter prefixes, its language and the names it gives
-    plans, rebuilt when the corpus changes."""
+    """The corpus's folded words and five-letter prefixes, its language, the names it gives plans
+    and the words it writes only as names, rebuilt when the corpus changes."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
@@ -268,6 +269,7 @@ class Vocabulary:
         self._words: frozenset[str] = frozenset()
         self._prefixes: frozenset[str] = frozenset()
         self._plans: frozenset[str] = frozenset()
+        self._names: frozenset[str] = frozenset()
         self._language = "ca"
 
     def known(self, store: VectorStore, word: str) -> bool:
@@ -286,6 +288,12 @@ class Vocabulary:
         self._refresh(store)
         return self._plans
 
+    def names(self, store: VectorStore) -> frozenset[str]:
+        """The words (folded) the corpus writes capitalised inside a sentence, at least twice, and
+        never in lowercase, with its plan names: "Business", "Google", "Outlook", "PDF"."""
+        self._refresh(store)
+        return self._names
+
     def _refresh(self, store: VectorStore) -> None:
         version = store.corpus_version()
         with self._lock:
@@ -293,15 +301,24 @@ class Vocabulary:
                 return
             words: set[str] = set()
             plans: set[str] = set()
+            capitalised: Counter[str] = Counter()
+            lowercase: set[str] = set()
             languages: dict[str, int] = {}
             for record in store.get(sorted(store.list_ids())):
                 words.update(_folded_words(record.text))
                 plans.update(plan_names(record.text))
+                for word, inner_capital in _cased_words(record.text):
+                    if inner_capital:
+                        capitalised[fold(word)] += 1
+                    elif word[:1].islower():
+                        lowercase.add(fold(word))
                 language = detect_language(record.text, fallback=DEFAULT_LANGUAGE)
                 languages[language] = languages.get(language, 0) + 1
             self._words = frozenset(words)
             self._prefixes = frozenset(w[:PREFIX] for w in words if len(w) >= PREFIX)
             self._plans = frozenset(plans)
+            written_as_names = {w for w, n in capitalised.items() if n >= 2 and len(w) >= 3}
+            self._names = frozenset(written_as_names - lowercase) | {fold(p) for p in plans}
             self._language = max(languages, key=lambda k: languages[k]) if languages else DEFAULT_LANGUAGE
             self._version = version
 
@@ -347,6 +364,16 @@ def fit(
         w -= 0.1 * (z.T @ error / len(y) + l2 * w / len(y))
         b -= 0.1 * float(error.mean())
     return w, b, mean, scale
+
+
+def _cased_words(text: str) -> Iterator[tuple[str, bool]]:
+    """Each word of `text` as written, and whether it is capitalised inside a sentence (not after
+    a sentence's end, a line's start, a heading's "[…>", emphasis or an opening mark)."""
+    for match in _WORD.finditer(text):
+        word = match.group()
+        before = text[max(0, match.start() - 4) : match.start()].rstrip(" ")
+        inside = bool(before) and before[-1] not in '.?!:\n[>*#-|(«"`_'
+        yield word, inside and word[:1].isupper()
 
 
 def _folded_words(text: str) -> list[str]:
