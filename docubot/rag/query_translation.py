@@ -10,8 +10,8 @@ the focus step read the translation, and the answer is still written in the ques
 A translation that is empty, too long, in the wrong language, not a question, that changes a number
 or that adds or loses a name is not used: a name capitalised in the question, or a word the docs
 write only as a name, however the question writes it ("whats the storage cap on enterprise?" became
-"Quina capa de stockage té l'entitat?", and its search missed the plans table). Translating into Catalan, the embedded model may not write
-the Spanish words it wrote instead (`AVOID`).
+"Quina capa de stockage té l'entitat?", and its search missed the plans table). Translating into
+Catalan, the embedded model may not write the Spanish words it wrote instead (`AVOID`).
 """
 
 from __future__ import annotations
