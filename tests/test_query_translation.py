@@ -119,6 +119,13 @@ def test_a_translation_that_drops_a_plan_named_in_lowercase_is_not_used(bot) -> 
     assert "Plans i facturació > Comparativa de plans" in sections(result)
 
 
+def test_a_translation_that_drops_a_product_the_docs_name_is_not_used(bot) -> None:
+    """Not only plans: the docs write "Outlook" only as a name, so it is kept even asked in lowercase."""
+    model = ScriptedModel([translation("Puc veure les tasques al calendari?"), answer_from_last_fragment])
+    result = bot(model).ask("can i see my tasks in outlook?")
+    assert result.checks[0]["ok"] is False and result.checks[0]["why"] == "lost outlook"
+
+
 def test_a_translation_keeping_the_plan_is_used(bot) -> None:
     model = ScriptedModel(
         [translation("Quin és el límit d'emmagatzematge de l'Enterprise?"), answer_from_last_fragment]

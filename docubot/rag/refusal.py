@@ -301,24 +301,17 @@ class Vocabulary:
                 return
             words: set[str] = set()
             plans: set[str] = set()
-            capitalised: Counter[str] = Counter()
-            lowercase: set[str] = set()
             languages: dict[str, int] = {}
-            for record in store.get(sorted(store.list_ids())):
-                words.update(_folded_words(record.text))
-                plans.update(plan_names(record.text))
-                for word, inner_capital in _cased_words(record.text):
-                    if inner_capital:
-                        capitalised[fold(word)] += 1
-                    elif word[:1].islower():
-                        lowercase.add(fold(word))
-                language = detect_language(record.text, fallback=DEFAULT_LANGUAGE)
+            texts = [record.text for record in store.get(sorted(store.list_ids()))]
+            for text in texts:
+                words.update(_folded_words(text))
+                plans.update(plan_names(text))
+                language = detect_language(text, fallback=DEFAULT_LANGUAGE)
                 languages[language] = languages.get(language, 0) + 1
             self._words = frozenset(words)
             self._prefixes = frozenset(w[:PREFIX] for w in words if len(w) >= PREFIX)
             self._plans = frozenset(plans)
-            written_as_names = {w for w, n in capitalised.items() if n >= 2 and len(w) >= 3}
-            self._names = frozenset(written_as_names - lowercase) | {fold(p) for p in plans}
+            self._names = _written_as_names(texts) | {fold(p) for p in plans}
             self._language = max(languages, key=lambda k: languages[k]) if languages else DEFAULT_LANGUAGE
             self._version = version
 
@@ -364,6 +357,20 @@ def fit(
         w -= 0.1 * (z.T @ error / len(y) + l2 * w / len(y))
         b -= 0.1 * float(error.mean())
     return w, b, mean, scale
+
+
+def _written_as_names(texts: Sequence[str]) -> frozenset[str]:
+    """The words (folded, 3+ letters) `texts` capitalise inside a sentence twice or more and never
+    write in lowercase."""
+    capitalised: Counter[str] = Counter()
+    lowercase: set[str] = set()
+    for text in texts:
+        for word, inner_capital in _cased_words(text):
+            if inner_capital:
+                capitalised[fold(word)] += 1
+            elif word[:1].islower():
+                lowercase.add(fold(word))
+    return frozenset(w for w, n in capitalised.items() if n >= 2 and len(w) >= 3 and w not in lowercase)
 
 
 def _cased_words(text: str) -> Iterator[tuple[str, bool]]:
