@@ -34,7 +34,7 @@ from filelock import FileLock
 from docubot.config import Settings
 from docubot.store import VectorStore, validate_filters_for
 from docubot.text import DEFAULT_LANGUAGE, TOKENS_VERSION, corpus_languages, query_tokens, tokenize
-from docubot.text.edits import deletions, one_edit_apart
+from docubot.text.edits import OneEditIndex
 
 
 @dataclass
@@ -48,19 +48,14 @@ class _Loaded:
     language: str
 
     @cached_property
-    def by_deletion(self) -> dict[str, list[str]]:
-        """Every vocabulary term of `FUZZY_MIN_CHARS`+ letters, under itself and each one-letter deletion."""
-        index: dict[str, list[str]] = {}
-        for term in getattr(self.retriever, "vocab_dict", {}):
-            if len(term) >= FUZZY_MIN_CHARS and term.isalpha():
-                for key in {term, *deletions(term)}:
-                    index.setdefault(key, []).append(term)
-        return index
+    def typo_index(self) -> OneEditIndex:
+        """Every vocabulary term of `FUZZY_MIN_CHARS`+ letters, found by a typo of it."""
+        vocabulary = getattr(self.retriever, "vocab_dict", {})
+        return OneEditIndex(t for t in vocabulary if len(t) >= FUZZY_MIN_CHARS and t.isalpha())
 
     def near_terms(self, token: str) -> list[str]:
         """Vocabulary terms one edit (insert, delete, substitute, swap) away from `token`."""
-        candidates = {t for key in (token, *deletions(token)) for t in self.by_deletion.get(key, ())}
-        return sorted(t for t in candidates if one_edit_apart(token, t))
+        return self.typo_index.near(token)
 
 
 class KeywordSearch(Protocol):

@@ -25,7 +25,7 @@ import simplemma
 
 from docubot.store import VectorStore
 from docubot.text import LANGUAGES, fold
-from docubot.text.edits import deletions, one_edit_apart
+from docubot.text.edits import OneEditIndex
 
 MIN_LETTERS = 5
 """Shorter words are left alone: one edit away from a short word lies another word."""
@@ -40,7 +40,7 @@ class Spelling:
         self._version: int | None = None
         self._frequency: Counter[str] = Counter()
         self._form: dict[str, str] = {}
-        self._by_deletion: dict[str, list[str]] = {}
+        self._near = OneEditIndex(())
 
     def corrected(self, question: str, store: VectorStore) -> str:
         """`question` with each typo written as the corpus's nearest word (itself when none is)."""
@@ -52,11 +52,10 @@ class Spelling:
         word = _key(written)
         if len(word) < MIN_LETTERS or word in self._frequency or _in_a_dictionary(written):
             return written
-        near = {t for key in (word, *deletions(word)) for t in self._by_deletion.get(key, ())}
-        near = {t for t in near if one_edit_apart(word, t)}
+        near = self._near.near(word)
         if not near:
             return written
-        form = self._form[max(sorted(near), key=self._frequency.__getitem__)]
+        form = self._form[max(near, key=self._frequency.__getitem__)]
         return form[:1].upper() + form[1:] if written[:1].isupper() else form
 
     def _refresh(self, store: VectorStore) -> None:
@@ -70,12 +69,7 @@ class Spelling:
                     forms.setdefault(_key(written), Counter())[written.lower()] += 1
             self._frequency = Counter({word: sum(seen.values()) for word, seen in forms.items()})
             self._form = {word: seen.most_common(1)[0][0] for word, seen in forms.items()}
-            by_deletion: dict[str, list[str]] = {}
-            for word in self._frequency:
-                if len(word) >= MIN_LETTERS:
-                    for key in {word, *deletions(word)}:
-                        by_deletion.setdefault(key, []).append(word)
-            self._by_deletion = by_deletion
+            self._near = OneEditIndex(w for w in self._frequency if len(w) >= MIN_LETTERS)
             self._version = version
 
 
