@@ -4,7 +4,8 @@ Also the degradation path when the chat model fails: the user still gets the mos
 passages with their sources.
 
 The passages are the units of the four best fragments (sentences, list items, table rows spelled
-out with their column names: the rows the question names, else every row; a sentence ending in
+out with their column names: the rows the question names or asks for by a least or a most ("el
+pla més barat", said wherever they rank: `extremes.py`), else every row; a sentence ending in
 ":" with the one-line command or the code block it introduces; a code block, said only when it
 scores best) closest to the question: with an embedder, by
 the same score that focuses the model's context (multilingual cosine, here the mean of the
@@ -40,6 +41,7 @@ from docubot.rag.focus import (
     asks_quantity,
     deduplicated,
     quotable_rows,
+    rows_asked_by_extreme,
     unit_scores,
     units,
 )
@@ -57,6 +59,8 @@ fragments for 89, of the top 4 for 98). With two, a passage's cosine alone chose
 from four it needs its section's heading beside it (README, "This round")."""
 DESCRIBED_ROW = "described_row"
 """A table row quoted because it scores well, not because the question names it: one per table."""
+EXTREME_ROW = "extreme_row"
+"""A table row the question asks for by a least or a most ("el pla més barat"): always said."""
 MAX_STEPS = 10
 """A numbered list (a procedure) whose step is the best passage is said whole, up to this many steps."""
 STEP = re.compile(r"^\s*\d+[.)]\s+")
@@ -256,7 +260,8 @@ def closest(candidates: Sequence[Passage], question: str, similarity: Similarity
     """The MAX_SENTENCES best-scoring passages, in the order they stand in the docs; with an
     embedder, only those within KEEP_WITHIN of the best, and past the limit the best table row
     the question names ("Quant em costarà el Business…?" scored three sentences above the
-    Business row, about each person's workload and the annual payment). A code block is said
+    Business row, about each person's workload and the annual payment), and always the rows it
+    asks for by a least or a most (`EXTREME_ROW`). A code block is said
     only when it scores best, beside the best prose ("tab completion for the cli in zsh": the
     `ferrule completion zsh` block); anywhere within reach it took the place of the sentence
     answering "What's the rate limit…?" with a `curl` call."""
@@ -280,12 +285,12 @@ def closest(candidates: Sequence[Passage], question: str, similarity: Similarity
     best_code = order[0] if similarity is not None and candidates[order[0]].unit.kind == "code" else None
     order = [i for i in order if candidates[i].unit.kind != "code"] or order[:1]
     if similarity is None:
-        order = order[:MAX_SENTENCES]
+        order = order[:MAX_SENTENCES] + _extreme_rows(order, candidates)
     else:
         near = [i for i in order if ranked[i] >= ranked[order[0]] - KEEP_WITHIN]
         named_rows = [i for i in near[MAX_SENTENCES:] if candidates[i].unit.kind == "row"]
         code = [best_code] if best_code is not None and best_code not in near else []
-        order = near[:MAX_SENTENCES] + named_rows[:1] + code
+        order = near[:MAX_SENTENCES] + named_rows[:1] + code + _extreme_rows(order, candidates)
     chosen = [candidates[i] for i in order]
     said = [
         *chosen,
@@ -296,6 +301,12 @@ def closest(candidates: Sequence[Passage], question: str, similarity: Similarity
         *_what_can_be_done_instead(chosen, candidates),
     ]
     return sorted({id(p): p for p in said}.values(), key=_where)
+
+
+def _extreme_rows(order: Sequence[int], candidates: Sequence[Passage]) -> list[int]:
+    """The rows the question asks for by a least or a most, wherever they rank: "quin és el pla
+    més barat que ens serveix?" scored sentences about CSV export above the Business row."""
+    return [i for i in order if candidates[i].unit.kind == EXTREME_ROW]
 
 
 def _antecedents(chosen: Sequence[Passage], candidates: Sequence[Passage]) -> list[Passage]:
@@ -418,6 +429,9 @@ def _quotable(unit: Unit, question: str) -> tuple[str, list[str]]:
         return kind, [LIST_ITEM.sub("", line).strip() for line in unit.text.split("\n") if line.strip()]
     if unit.kind == "table":
         rows, named = quotable_rows(unit.text, question)
+        extreme = [] if named else rows_asked_by_extreme(unit.text, question)
+        if extreme:
+            return EXTREME_ROW, extreme
         return ("row" if named else DESCRIBED_ROW), rows
     if _sayable_code(unit):
         return unit.kind, [unit.text]

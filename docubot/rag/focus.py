@@ -26,6 +26,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from docubot.rag.extremes import extreme_rows
 from docubot.rag.numbers import numbers
 from docubot.rag.prompt import Fragment, documentation_block
 from docubot.text import content_stems, fold, question_parts, sentences
@@ -207,6 +208,13 @@ def quotable_rows(table: str, question: str) -> tuple[list[str], bool]:
     header, body = _header_and_body(table)
     named = _named(body, question)
     return [_spelled_out(header, row) for row in named or body], bool(named)
+
+
+def rows_asked_by_extreme(table: str, question: str) -> list[str]:
+    """The rows of `table` the question asks for by a least or a most ("el pla més barat":
+    `extreme_rows`), spelled out with their column names."""
+    header, body = _header_and_body(table)
+    return [_spelled_out(header, row) for row in extreme_rows(header, body, question)]
 
 
 def _header_and_body(table: str) -> tuple[list[str], list[list[str]]]:
