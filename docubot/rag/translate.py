@@ -118,8 +118,6 @@ _CLICKED = re.compile(
 """What stands before a bold label that is a button ("fes clic a **Nou webhook**"), not an
 emphasis ("**no permet exportar**"): the local model wrote "New webhook" and "Regenera el enlace",
 which the screen does not show."""
-_OPENING = re.compile(r"(?:(?:^|\n)[ \t]*(?:(?:[-*+>]|\d+[.)])[ \t]+)?|[.!?]\s+)$")
-"""What stands before a piece that opens a sentence, a line or a list item."""
 _MARKER = re.compile(r"\[P(\d+)\]")
 PIECE_CHARS = 240
 """An extract translated piece by piece is cut into whole sentences of about this many characters."""
@@ -133,23 +131,12 @@ def masked(text: str) -> tuple[str, list[str]]:
 
     def mark(match: re.Match[str]) -> str:
         piece = match.group(0)
-        if piece.startswith("**") and " > " not in piece and not _is_label(text, match):
+        if piece.startswith("**") and " > " not in piece and not _CLICKED.search(text, 0, match.start()):
             return piece  # an emphasis: translated
         kept.append(piece)
         return f"[P{len(kept)}]"
 
     return _KEPT.sub(mark, text), kept
-
-
-def _is_label(text: str, bold: re.Match[str]) -> bool:
-    """The bold piece `bold` of `text` names something on the screen: a button clicked
-    (`_CLICKED`), or words opening with a capital inside a sentence ("desa'l amb **Desa la
-    cerca**", "la pestanya **Activitat**", "(**Regenera el secret**)": the local model wrote
-    "Guardar la búsqueda", which the screen does not show). Bold opening a sentence, a line or a
-    list item is an emphasis or a lead ("**No apareix cap tasca**: comprova…"), translated."""
-    if _CLICKED.search(text, 0, bold.start()):
-        return True
-    return bold.group(0)[2:3].isupper() and not _OPENING.search(text, 0, bold.start())
 
 
 def unmasked(text: str, kept: Sequence[str]) -> str | None:
