@@ -39,6 +39,10 @@ def test_a_row_the_question_rules_out_is_no_candidate() -> None:
         "Business"
     ]
     assert _labels("som 15 persones, quin és el pla més barat?") == ["Business"]
+    marked = [[*row[:4], "❌" if row[4] == "No" else "✅"] for row in BODY]
+    assert [row[0] for row in extreme_rows(HEADER, marked, "which plan with CSV export is cheapest?")] == [
+        "Business"
+    ]
 
 
 @pytest.mark.parametrize(

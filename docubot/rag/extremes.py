@@ -41,7 +41,8 @@ _LEAST = re.compile(r"\b(?:menys|menos|least|fewest)\s+(?:de\s+)?([a-z]{4,})")
 _CURRENCY = re.compile(r"[€$£]|\beur\b|\busd\b")
 _UNLIMITED = re.compile(r"\b(?:il\W?limitat\w*|ilimitad\w*|unlimited|sense limit|sin limite)")
 _UP_TO = re.compile(r"\b(?:fins a|hasta|up to|maxim|maximo|max)\s+(\d+)")
-_NO = re.compile(r"^(?:no|❌|✗)\b", re.IGNORECASE)
+_NO = re.compile(r"^(?:no\b|❌|✗)", re.IGNORECASE)
+"""A cell saying the row lacks what its column names ("No", "❌")."""
 _SIZE = re.compile(r"(\d+(?:[.,]\d+)?)\s*(kb|mb|gb|tb)\b")
 _SIZE_FACTOR = {"kb": 1e3, "mb": 1e6, "gb": 1e9, "tb": 1e12}
 _STOPWORDS = frozenset().union(*(stopwords(language) for language in LANGUAGES))
