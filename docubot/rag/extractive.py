@@ -284,13 +284,15 @@ def closest(candidates: Sequence[Passage], question: str, similarity: Similarity
     # a code block is said only when it scores best, and beside the best prose, never in its place
     best_code = order[0] if similarity is not None and candidates[order[0]].unit.kind == "code" else None
     order = [i for i in order if candidates[i].unit.kind != "code"] or order[:1]
+    extreme_rows = _extreme_rows(order, candidates)
     if similarity is None:
-        order = order[:MAX_SENTENCES] + _extreme_rows(order, candidates)
+        order = order[:MAX_SENTENCES]
     else:
         near = [i for i in order if ranked[i] >= ranked[order[0]] - KEEP_WITHIN]
         named_rows = [i for i in near[MAX_SENTENCES:] if candidates[i].unit.kind == "row"]
         code = [best_code] if best_code is not None and best_code not in near else []
-        order = near[:MAX_SENTENCES] + named_rows[:1] + code + _extreme_rows(order, candidates)
+        order = near[:MAX_SENTENCES] + named_rows[:1] + code
+    order += extreme_rows
     chosen = [candidates[i] for i in order]
     said = [
         *chosen,

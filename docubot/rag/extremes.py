@@ -24,7 +24,7 @@ import re
 from collections.abc import Sequence
 
 from docubot.rag.numbers import numbers
-from docubot.text import LANGUAGES, fold, stopwords
+from docubot.text import any_stopwords, fold, folded_words
 
 _WHICH = re.compile(r"\b(?:quin|quina|quins|quines|cual|cuales|que plan|which|what)\b")
 """A question asking which one (folded)."""
@@ -45,7 +45,6 @@ _NO = re.compile(r"^(?:no\b|❌|✗)", re.IGNORECASE)
 """A cell saying the row lacks what its column names ("No", "❌")."""
 _SIZE = re.compile(r"(\d+(?:[.,]\d+)?)\s*(kb|mb|gb|tb)\b")
 _SIZE_FACTOR = {"kb": 1e3, "mb": 1e6, "gb": 1e9, "tb": 1e12}
-_STOPWORDS = frozenset().union(*(stopwords(language) for language in LANGUAGES))
 PREFIX = 5
 """Letters a question word and a heading word share to be one word (emmagatzematge, Emmagatzematge)."""
 
@@ -60,7 +59,8 @@ def extreme_rows(header: Sequence[str], body: Sequence[list[str]], question: str
     if wanted is None:
         return []
     column, most = wanted
-    rows = [row for row in body if not _ruled_out(header, row, asked)]
+    words, stated = folded_words(asked), numbers(asked)
+    rows = [row for row in body if not _ruled_out(header, row, words, stated)]
     values = [(_amount(row[column]), row) for row in rows if column < len(row)]
     known = [(value, row) for value, row in values if value is not None]
     if not known or len(known) < len(values):
@@ -107,17 +107,15 @@ def _heading_names(heading: str, words: Sequence[str], exact: bool = False) -> b
     first PREFIX letters with one ("CSV" in "Exportació CSV" is named by "csv")."""
     return any(
         w == word or (not exact and len(w) >= PREFIX and w[:PREFIX] == word[:PREFIX])
-        for w in _words(heading)
-        if len(w) >= 3 and w not in _STOPWORDS
+        for w in folded_words(heading)
+        if len(w) >= 3 and w not in any_stopwords()
         for word in words
     )
 
 
-def _ruled_out(header: Sequence[str], row: Sequence[str], asked: str) -> bool:
-    """The folded question `asked` needs what `row` lacks: a "No" in a column whose heading it
-    names, or an "up to" limit under a number it states."""
-    words = _words(asked)
-    stated = numbers(asked)
+def _ruled_out(header: Sequence[str], row: Sequence[str], words: Sequence[str], stated: set[float]) -> bool:
+    """The question, of folded `words` and `stated` numbers, needs what `row` lacks: a "No" in a
+    column whose heading it names, or an "up to" limit under a number it states."""
     for name, cell in zip(header[1:], row[1:], strict=False):
         if _NO.match(cell.strip()) and _heading_names(name, words):
             return True
@@ -139,7 +137,3 @@ def _amount(cell: str) -> float | None:
         return float(value.replace(",", ".")) * _SIZE_FACTOR[unit]
     found = numbers(cell)
     return next(iter(found)) if len(found) == 1 else None
-
-
-def _words(text: str) -> list[str]:
-    return re.findall(r"[a-z0-9]+", fold(text))

@@ -29,7 +29,7 @@ from typing import Any
 from docubot.rag.extremes import extreme_rows
 from docubot.rag.numbers import numbers
 from docubot.rag.prompt import Fragment, documentation_block
-from docubot.text import content_stems, fold, question_parts, sentences
+from docubot.text import content_stems, fold, folded_words, question_parts, sentences
 
 Similarity = Callable[[Sequence[str]], Sequence[float]]
 """Each text's similarity to the question (the embedder's cosine)."""
@@ -306,7 +306,7 @@ def deduplicated(parts: Sequence[Unit]) -> list[Unit]:
     out: list[Unit] = []
     seen = " "
     for unit in parts:
-        words = " ".join(_words(unit.text))
+        words = " ".join(folded_words(unit.text))
         if words and f" {words} " in seen:
             continue
         out.append(unit)
@@ -344,7 +344,3 @@ def _cells(line: str) -> list[str]:
 
 def _is_separator(line: str) -> bool:
     return line.strip().startswith("|") and set(line.strip()) <= set("|-: ")
-
-
-def _words(text: str) -> list[str]:
-    return re.findall(r"[a-z0-9]+", fold(text))

@@ -51,7 +51,7 @@ from docubot.rag.asking import SCENE, WHETHER
 from docubot.rag.claims import plan_names
 from docubot.rag.threshold import refusal_model_data
 from docubot.store import Hit, VectorStore
-from docubot.text import DEFAULT_LANGUAGE, LANGUAGES, detect_language, fold, fold_in_place, stopwords
+from docubot.text import DEFAULT_LANGUAGE, any_stopwords, detect_language, fold, fold_in_place
 
 SIGNALS = (
     "best_similarity",
@@ -182,7 +182,7 @@ def question_terms(question: str) -> Terms:
     salient: list[str] = []
     people: list[str] = []
     written: list[str] = []
-    stop = frozenset().union(*(stopwords(language) for language in LANGUAGES))
+    stop = any_stopwords()
     sentence_start = True
     for match in _WORD.finditer(question):
         raw = re.sub(r"^(?:[dlsmtn]|qu)['’]", "", match.group(), flags=re.IGNORECASE)

@@ -14,17 +14,27 @@ from docubot.text.language import (
 from docubot.text.normalize import fold, fold_in_place
 from docubot.text.sentences import question_parts, sentences
 from docubot.text.stopwords import stopwords
-from docubot.text.tokens import TOKENS_VERSION, content_stems, loose_stems, query_tokens, tokenize
+from docubot.text.tokens import (
+    TOKENS_VERSION,
+    any_stopwords,
+    content_stems,
+    folded_words,
+    loose_stems,
+    query_tokens,
+    tokenize,
+)
 
 __all__ = [
     "DEFAULT_LANGUAGE",
     "LANGUAGES",
     "TOKENS_VERSION",
+    "any_stopwords",
     "content_stems",
     "corpus_languages",
     "detect_language",
     "fold",
     "fold_in_place",
+    "folded_words",
     "guess_language",
     "language_probabilities",
     "loose_stems",

@@ -33,21 +33,25 @@ def tokenize(text: str, language: str) -> list[str]:
 
 
 @lru_cache(maxsize=1)
-def _any_stopwords() -> frozenset[str]:
+def any_stopwords() -> frozenset[str]:
+    """The stopwords of every language DocuBot reads."""
     return frozenset().union(*(stopwords(language) for language in LANGUAGES))
+
+
+def folded_words(text: str) -> list[str]:
+    """The words of `text`, folded, as runs of letters and digits: 'Exportació CSV' → exportacio, csv."""
+    return re.findall(r"[a-z0-9]+", fold(text))
 
 
 def content_stems(text: str) -> set[str]:
     """Crude language-agnostic stems (5-letter prefixes) of the content words of `text`."""
-    words = re.findall(r"[a-z0-9]+", fold(text))
-    return {w[:5] for w in words if len(w) >= 4 and w not in _any_stopwords()}
+    return {w[:5] for w in folded_words(text) if len(w) >= 4 and w not in any_stopwords()}
 
 
 def loose_stems(text: str) -> set[str]:
     """4-letter prefixes of the content words of 3 letters or more: a looser match than
     `content_stems` ("http" and "HTTPS", "URL"), for telling whether two texts share a subject."""
-    words = re.findall(r"[a-z0-9]+", fold(text))
-    return {w[:4] for w in words if len(w) >= 3 and w not in _any_stopwords()}
+    return {w[:4] for w in folded_words(text) if len(w) >= 3 and w not in any_stopwords()}
 
 
 def query_tokens(text: str, fallback: str) -> list[str]:
