@@ -3,7 +3,7 @@
 import pytest
 
 from docubot.rag.answer import DocuBot
-from docubot.rag.extremes import extreme_rows
+from docubot.rag.extremes import extreme_rows, rows_instead
 
 HEADER = ["Pla", "Preu (per usuari i mes)", "Usuaris", "Emmagatzematge", "Exportació CSV"]
 BODY = [
@@ -79,3 +79,26 @@ def test_the_cheapest_plan_that_serves_is_said_wherever_its_row_ranks(sample_set
         "som 15 persones i necessitem treure les dades en csv, quin es el pla mes barat que ens serveix?"
     ).answer.resposta
     assert "Business — Preu (per usuari i mes): 12 €" in answer and "6 €" not in answer
+
+
+@pytest.mark.parametrize(
+    ("question", "named", "instead"),
+    [
+        ("el Starter té exportació CSV?", "Starter", ["Business", "Enterprise"]),
+        ("som 15 persones, el Starter ens serveix?", "Starter", ["Business", "Enterprise"]),
+        ("el Business té exportació CSV?", "Business", []),  # the named row serves
+        ("quant costa el Starter?", "Starter", []),  # asks for nothing it lacks
+    ],
+)
+def test_the_rows_that_have_what_a_named_row_lacks(question: str, named: str, instead: list[str]) -> None:
+    rows = [row for row in BODY if row[0] == named]
+    assert [row[0] for row in rows_instead(HEADER, BODY, rows, question)] == instead
+
+
+def test_the_plans_that_have_what_the_named_plan_lacks_are_said(sample_settings, embedder) -> None:
+    """tune a005: "Tenemos el plan Starter, ¿podemos usar la API y los webhooks?" got the Starter
+    row ("API i webhooks: No") and no word of the plans that have them."""
+    bot = DocuBot(sample_settings, embedder=embedder, chat_model=None)
+    answer = bot.ask("Tenim el pla Starter, podem fer servir l'API i els webhooks?").answer.resposta
+    assert "API i webhooks: No" in answer
+    assert "Business — Preu (per usuari i mes): 12 €" in answer and "API i webhooks: Sí" in answer

@@ -42,6 +42,7 @@ from docubot.rag.focus import (
     deduplicated,
     quotable_rows,
     rows_asked_by_extreme,
+    rows_offering_instead,
     unit_scores,
     units,
 )
@@ -60,6 +61,9 @@ from four it needs its section's heading beside it (README, "This round")."""
 DESCRIBED_ROW = "described_row"
 """A table row quoted because it scores well, not because the question names it: one per table."""
 EXTREME_ROW = "extreme_row"
+INSTEAD_ROW = "instead_row"
+"""A table row the question names that lacks what it asks, or a row that has it (`rows_instead`):
+all said, wherever they rank."""
 """A table row the question asks for by a least or a most ("el pla més barat"): always said."""
 MAX_STEPS = 10
 """A numbered list (a procedure) whose step is the best passage is said whole, up to this many steps."""
@@ -306,9 +310,10 @@ def closest(candidates: Sequence[Passage], question: str, similarity: Similarity
 
 
 def _extreme_rows(order: Sequence[int], candidates: Sequence[Passage]) -> list[int]:
-    """The rows the question asks for by a least or a most, wherever they rank: "quin és el pla
-    més barat que ens serveix?" scored sentences about CSV export above the Business row."""
-    return [i for i in order if candidates[i].unit.kind == EXTREME_ROW]
+    """The rows the question asks for by a least or a most, wherever they rank ("quin és el pla
+    més barat que ens serveix?" scored sentences about CSV export above the Business row), and
+    those said instead of a named row that lacks what it asks (`INSTEAD_ROW`)."""
+    return [i for i in order if candidates[i].unit.kind in (EXTREME_ROW, INSTEAD_ROW)]
 
 
 def _antecedents(chosen: Sequence[Passage], candidates: Sequence[Passage]) -> list[Passage]:
@@ -431,6 +436,9 @@ def _quotable(unit: Unit, question: str) -> tuple[str, list[str]]:
         return kind, [LIST_ITEM.sub("", line).strip() for line in unit.text.split("\n") if line.strip()]
     if unit.kind == "table":
         rows, named = quotable_rows(unit.text, question)
+        instead = rows_offering_instead(unit.text, question) if named else []
+        if instead:
+            return INSTEAD_ROW, rows + instead
         extreme = [] if named else rows_asked_by_extreme(unit.text, question)
         if extreme:
             return EXTREME_ROW, extreme

@@ -15,6 +15,10 @@ states ("som 15 persones": "Fins a 10").
 
 Cells compare as amounts with their units: 10 GB < 100 GB < 1 TB, and "Il·limitats" is above
 any number. A column with a cell that is no amount ("Sí", "Correu electrònic") is not compared.
+
+The same ruling out answers a question about a row that lacks what it asks: "Tenemos el plan
+Starter, ¿podemos usar la API y los webhooks?" got the Starter row ("API i webhooks: No") and no
+word of the plans that have them; the rows that have it are said beside it (`rows_instead`).
 """
 
 from __future__ import annotations
@@ -67,6 +71,17 @@ def extreme_rows(header: Sequence[str], body: Sequence[list[str]], question: str
         return []
     best = (max if most else min)(value for value, _ in known)
     return [row for value, row in known if value == best]
+
+
+def rows_instead(
+    header: Sequence[str], body: Sequence[list[str]], named: Sequence[list[str]], question: str
+) -> list[list[str]]:
+    """The rows the question does not rule out when it rules out every row it `named` ("el
+    Starter té API?": the Business and Enterprise rows); empty when a named row serves."""
+    words, stated = folded_words(fold(question)), numbers(fold(question))
+    if not named or not all(_ruled_out(header, row, words, stated) for row in named):
+        return []
+    return [row for row in body if row not in named and not _ruled_out(header, row, words, stated)]
 
 
 def _wanted_column(header: Sequence[str], body: Sequence[list[str]], asked: str) -> tuple[int, bool] | None:

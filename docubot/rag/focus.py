@@ -26,7 +26,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from docubot.rag.extremes import extreme_rows
+from docubot.rag.extremes import extreme_rows, rows_instead
 from docubot.rag.numbers import numbers
 from docubot.rag.prompt import Fragment, documentation_block
 from docubot.text import content_stems, fold, folded_words, question_parts, sentences
@@ -215,6 +215,13 @@ def rows_asked_by_extreme(table: str, question: str) -> list[str]:
     `extreme_rows`), spelled out with their column names."""
     header, body = _header_and_body(table)
     return [_spelled_out(header, row) for row in extreme_rows(header, body, question)]
+
+
+def rows_offering_instead(table: str, question: str) -> list[str]:
+    """The rows of `table` that have what the question asks when every row it names lacks it
+    (`rows_instead`), spelled out with their column names."""
+    header, body = _header_and_body(table)
+    return [_spelled_out(header, row) for row in rows_instead(header, body, _named(body, question), question)]
 
 
 def _header_and_body(table: str) -> tuple[list[str], list[list[str]]]:
