@@ -46,6 +46,14 @@ def test_vocabulary_knows_inflections_and_sibling_languages_not_absent_products(
     assert vocabulary.language(sample_store) == "ca"
 
 
+def test_a_colleague_named_with_la_is_no_salient_term() -> None:
+    """unseen a167: "la Núria es lectora…" was refused (P 0.05): "Núria", capitalised inside the
+    sentence and unknown to the docs, counted as a product the docs never name."""
+    terms = question_terms("la Núria es lectora i vull que pugui editar nomes el projecte de la web")
+    assert "nuria" in terms.people and "nuria" not in terms.salient
+    assert question_terms("Es pot connectar amb el Jira?").salient == ("jira",)
+
+
 def test_the_things_a_question_names_are_no_verb_form_and_no_colleague() -> None:
     terms = question_terms("Vull que en Pere pugui importar i muntar les carpetes des de Trello")
     assert things(terms, "ca") == ["carpetes", "trello"]

@@ -194,9 +194,10 @@ def question_terms(question: str) -> Terms:
                 salient.append(word)
                 written.append(word)
             continue
-        # "en Pere", "na Júlia": a colleague (Catalan personal article); "¿… en Valencia?": a place
+        # "en Pere", "na Júlia", "la Núria": a colleague (Catalan personal article; a product is
+        # "el Jira", never "la"); "¿… en Valencia?": a place
         person = "¿" not in question and re.search(
-            r"(?:^|\s)(?:en|na)$", question[: match.start()].rstrip().lower()
+            r"(?:^|\s)(?:en|na|la)$", question[: match.start()].rstrip().lower()
         )
         inner_capital = raw[:1].isupper() and not start and not person
         technical = (
