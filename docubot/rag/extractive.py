@@ -5,7 +5,8 @@ passages with their sources.
 
 The passages are the units of the four best fragments (sentences, list items, table rows spelled
 out with their column names: the rows the question names or asks for by a least or a most ("el
-pla més barat", said wherever they rank: `extremes.py`), else every row; a sentence ending in
+pla més barat", said wherever they rank: `extremes.py`; a named row that lacks what the question
+asks comes with the rows that have it), else every row; a sentence ending in
 ":" with the one-line command or the code block it introduces; a code block, said only when it
 scores best) closest to the question: with an embedder, by
 the same score that focuses the model's context (multilingual cosine, here the mean of the
@@ -61,10 +62,10 @@ from four it needs its section's heading beside it (README, "This round")."""
 DESCRIBED_ROW = "described_row"
 """A table row quoted because it scores well, not because the question names it: one per table."""
 EXTREME_ROW = "extreme_row"
-INSTEAD_ROW = "instead_row"
-"""A table row the question names that lacks what it asks, or a row that has it (`rows_instead`):
-all said, wherever they rank."""
 """A table row the question asks for by a least or a most ("el pla més barat"): always said."""
+INSTEAD_ROW = "instead_row"
+"""A table row the question names that lacks what it asks, or a row that has it
+(`extremes.rows_instead`): always said."""
 MAX_STEPS = 10
 """A numbered list (a procedure) whose step is the best passage is said whole, up to this many steps."""
 STEP = re.compile(r"^\s*\d+[.)]\s+")
@@ -265,7 +266,8 @@ def closest(candidates: Sequence[Passage], question: str, similarity: Similarity
     embedder, only those within KEEP_WITHIN of the best, and past the limit the best table row
     the question names ("Quant em costarà el Business…?" scored three sentences above the
     Business row, about each person's workload and the annual payment), and always the rows it
-    asks for by a least or a most (`EXTREME_ROW`). A code block is said
+    asks for by a least or a most (`EXTREME_ROW`), or names lacking what it asks, with the rows
+    that have it (`INSTEAD_ROW`). A code block is said
     only when it scores best, beside the best prose ("tab completion for the cli in zsh": the
     `ferrule completion zsh` block); anywhere within reach it took the place of the sentence
     answering "What's the rate limit…?" with a `curl` call."""
@@ -288,7 +290,7 @@ def closest(candidates: Sequence[Passage], question: str, similarity: Similarity
     # a code block is said only when it scores best, and beside the best prose, never in its place
     best_code = order[0] if similarity is not None and candidates[order[0]].unit.kind == "code" else None
     order = [i for i in order if candidates[i].unit.kind != "code"] or order[:1]
-    extreme_rows = _extreme_rows(order, candidates)
+    always = _rows_always_said(order, candidates)
     if similarity is None:
         order = order[:MAX_SENTENCES]
     else:
@@ -296,7 +298,7 @@ def closest(candidates: Sequence[Passage], question: str, similarity: Similarity
         named_rows = [i for i in near[MAX_SENTENCES:] if candidates[i].unit.kind == "row"]
         code = [best_code] if best_code is not None and best_code not in near else []
         order = near[:MAX_SENTENCES] + named_rows[:1] + code
-    order += extreme_rows
+    order += always
     chosen = [candidates[i] for i in order]
     said = [
         *chosen,
@@ -309,10 +311,10 @@ def closest(candidates: Sequence[Passage], question: str, similarity: Similarity
     return sorted({id(p): p for p in said}.values(), key=_where)
 
 
-def _extreme_rows(order: Sequence[int], candidates: Sequence[Passage]) -> list[int]:
+def _rows_always_said(order: Sequence[int], candidates: Sequence[Passage]) -> list[int]:
     """The rows the question asks for by a least or a most, wherever they rank ("quin és el pla
     més barat que ens serveix?" scored sentences about CSV export above the Business row), and
-    those said instead of a named row that lacks what it asks (`INSTEAD_ROW`)."""
+    the rows it names that lack what it asks with those that have it (`INSTEAD_ROW`)."""
     return [i for i in order if candidates[i].unit.kind in (EXTREME_ROW, INSTEAD_ROW)]
 
 

@@ -6,8 +6,9 @@ but they usually name something the docs never mention. The signals, per questio
 - `best_similarity`: the best cosine of the retrieved chunks;
 - `best_keyword`: the best BM25 score (log1p);
 - `unknown_salient`: salient question terms (capitalised inside the sentence, ALLCAPS, mixed case,
-  letters with digits, numbers of three digits or more: Heroku, MongoDB, SAML2, ISO 27001) that
-  occur nowhere in the corpus (capped at 2);
+  letters with digits, numbers of three digits or more: Heroku, MongoDB, SAML2, ISO 27001; not a
+  colleague named with a personal article, "en Pere", "la Núria") that occur nowhere in the corpus
+  (capped at 2);
 - `unknown_share`: the share of the question's content words unknown to the corpus.
 
 One rule stands beside the model: a question in the docs' language (Catalan or Spanish, where a
@@ -16,7 +17,7 @@ mode fosc?", "Es pot instal·lar amb Docker?") and names a thing the corpus neve
 refused, whatever its similarity: docs say what a product does, and say "no" only about what they
 name ("L'exportació a PDF no està disponible"). A thing is a content word that is no verb form (its
 dictionary form, by simplemma, is no infinitive: "guardar", "munto") and no colleague's name ("en
-Pere"); the verbs are where answerable questions use their own words.
+Pere", "la Núria"); the verbs are where answerable questions use their own words.
 
 For a question not in the corpus's main language, BM25 and the share of unknown words mean little
 (a Spanish question shares few words with Catalan docs), so both are 0 for it. The top1−top2 margin,
@@ -171,7 +172,7 @@ class Terms:
     content: tuple[str, ...]
     salient: tuple[str, ...]
     people: tuple[str, ...] = ()
-    """Content words naming a colleague ("en Pere", "na Júlia")."""
+    """Content words naming a colleague ("en Pere", "na Júlia", "la Núria")."""
     written: tuple[str, ...] = ()
     """Each content word as the question writes it, lowercase (what a dictionary looks up)."""
 
