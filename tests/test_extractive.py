@@ -446,3 +446,29 @@ def test_the_sample_docs_curl_example_is_said_with_its_sentence(sample_settings,
     answer = bot.ask("a quina capçalera envio el token de l'API?").answer.resposta
     assert "l'esquema `Bearer`:\n```bash\n" in answer
     assert '-H "Authorization: Bearer $NUBELIA_TOKEN"\n```' in answer
+
+
+def test_a_how_question_gets_the_sentence_saying_which_button_to_click(sample_settings, embedder) -> None:
+    """fresh a115: "…¿cómo hago que deje de funcionar?" of a calendar link got the steps that make
+    one; the docs' answer is one sentence, "…fes clic a **Regenera l'enllaç** i l'antic deixarà de
+    funcionar", which now scores like a procedure's step."""
+    bot = DocuBot(sample_settings, embedder=embedder, chat_model=None)
+    answer = bot.ask(
+        "Pasé sin querer el enlace de mi calendario a un chat, ¿cómo consigo que deje de funcionar?"
+    ).answer.resposta
+    assert "**Regenera l'enllaç**" in answer
+
+
+def test_a_sentence_naming_the_ones_before_by_a_pronoun_is_said_with_them() -> None:
+    """ "Fes clic a **Tanca la sessió** al costat de qualsevol d'ells" says nothing of the sessions
+    the sentence before lists (tune a041 lost its menu path to the click rule without this)."""
+    text = (
+        "[Seguretat > Sessions]\nA *Configuració > Seguretat > Sessions* pots veure tots els "
+        "dispositius on tens la sessió iniciada. Fes clic a **Tanca la sessió** al costat de "
+        "qualsevol d'ells."
+    )
+
+    alike = _alike("Tanca", low=0.7)
+
+    said = extract("com tanco la sessió de l'ordinador de la feina?", [_hit(text, 0)], alike).text
+    assert said.startswith("A *Configuració > Seguretat > Sessions*") and "**Tanca la sessió**" in said

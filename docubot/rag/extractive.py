@@ -81,8 +81,16 @@ POINTING_BACK = re.compile(
 ("Per exemple, un camp numèric *Hores estimades*…" says nothing of the plans that have such
 fields, which the sentence before names)."""
 STEP_BONUS = 0.03
-"""Added to the score of a procedure's step when the question asks how to do something ("¿Cómo
-conecto Slack?" got the sentences around the procedure, not its steps; cosine scale)."""
+"""Added to the score of a procedure's step, or of a sentence saying which button to click
+(`_CLICK`), when the question asks how to do something ("¿Cómo conecto Slack?" got the sentences
+around the procedure, not its steps; "…¿cómo hago que deje de funcionar?" of a calendar link got
+the steps making one, not "…fes clic a **Regenera l'enllaç**"; cosine scale)."""
+_CLICK = re.compile(r"\b(?:(?:fes|feu|haz|haga) clic|clica|pulsa|click)\b[^.*]{0,20}\*\*")
+"""A sentence telling which button to click (folded: "fes clic a **desbloqueja el compte**",
+"click **run pipeline**"): a procedure in one line."""
+_OF_THEM = re.compile(r"\b(?:d['’]ells|d['’]elles|de ellos|de ellas|of them)\b", re.IGNORECASE)
+"""A sentence naming what the one before lists by a pronoun ("Fes clic a **Tanca la sessió** al
+costat de qualsevol d'ells")."""
 _HOW = re.compile(
     r"\b(?:com|como|how)\b(?!\s+(?:many|much|long|often|ara)\b)"
     r"|\b(?:que he de fer|que cal fer|que tengo que hacer|what do i (?:need to )?do)\b"
@@ -278,7 +286,7 @@ def closest(candidates: Sequence[Passage], question: str, similarity: Similarity
         scores = unit_scores([p.unit for p in candidates], question, similarity, headings)
         step = STEP_BONUS if _HOW.search(fold(question)) else 0.0
         ranked = [
-            s - SECOND_FRAGMENT_PENALTY * p.rank + (step if p.unit.kind == "step" else 0.0)
+            s - SECOND_FRAGMENT_PENALTY * p.rank + (step if _is_action(p.unit) else 0.0)
             for s, p in zip(scores, candidates, strict=True)
         ]
     else:
@@ -311,6 +319,12 @@ def closest(candidates: Sequence[Passage], question: str, similarity: Similarity
     return sorted({id(p): p for p in said}.values(), key=_where)
 
 
+def _is_action(unit: Unit) -> bool:
+    """A procedure's step, or a sentence telling where to click (`_CLICK`)."""
+    clicks = unit.kind in ("prose", "list") and _CLICK.search(fold(unit.text)) is not None
+    return unit.kind == "step" or clicks
+
+
 def _rows_always_said(order: Sequence[int], candidates: Sequence[Passage]) -> list[int]:
     """The rows the question asks for by a least or a most, wherever they rank ("quin és el pla
     més barat que ens serveix?" scored sentences about CSV export above the Business row), and
@@ -332,7 +346,11 @@ def _antecedents(chosen: Sequence[Passage], candidates: Sequence[Passage]) -> li
             and passage.unit.kind == "prose"
             and (previous.unit.kind, previous.rank, previous.unit.line)
             == ("prose", passage.rank, passage.unit.line)
-            and (ENCLITIC.match(passage.unit.text) or POINTING_BACK.match(passage.unit.text))
+            and (
+                ENCLITIC.match(passage.unit.text)
+                or POINTING_BACK.match(passage.unit.text)
+                or _OF_THEM.search(passage.unit.text)
+            )
         ):
             out.append(previous)
     return out
