@@ -15,14 +15,15 @@ questions, amounts: numbers that label no table row; `focus.py`), less a little
 for each fragment further down the ranking, and, for "how do I" questions, a procedure's steps; else
 by the question's stems alone. A unit repeated by chunk overlap is said once. When the best passage
 is a step of a numbered list, the whole procedure is said; a sentence opening with a pronoun
-("Desa'ls…"), an example ("Per exemple, …") or a word pointing back ("Aquest…", "This…") comes
-with the one before it, a sentence ending in ":" said alone, or asked "which
-ones" ("quins…?"), with the list it introduces, and a table row the question names (said even past
-three passages, when it scores near the best) with every other row of that table it names
-("…with a 401?"), and a sentence denying something with those of its paragraph that say how
-only it can be done ("…només és possible des de l'aplicació web"). A message asking several
-questions gets the passages closest to each of them, from the fragments found for each
-(`extract_each`; `DocuBot` searches each question on its own).
+("Desa'ls…"), an example ("Per exemple, …") or a word pointing back ("Aquest…", "This…"), or
+naming the ones before by a pronoun ("…qualsevol d'ells"), comes with the one before it, a
+sentence ending in ":" said alone, or asked "which ones" ("quins…?"), with the list it
+introduces, and a table row the question names (said even past three passages, when it scores
+near the best) with every other row of that table it names ("…with a 401?"), and a sentence
+denying something with those of its paragraph that say how only it can be done ("…només és
+possible des de l'aplicació web"). A message asking several questions gets the passages closest
+to each of them, from the fragments found for each (`extract_each`; `DocuBot` searches each
+question on its own).
 """
 
 from __future__ import annotations
@@ -320,7 +321,7 @@ def closest(candidates: Sequence[Passage], question: str, similarity: Similarity
 
 
 def _is_action(unit: Unit) -> bool:
-    """A procedure's step, or a sentence telling where to click (`_CLICK`)."""
+    """A procedure's step, or a sentence telling which button to click (`_CLICK`)."""
     clicks = unit.kind in ("prose", "list") and _CLICK.search(fold(unit.text)) is not None
     return unit.kind == "step" or clicks
 
@@ -336,7 +337,8 @@ def _antecedents(chosen: Sequence[Passage], candidates: Sequence[Passage]) -> li
     """The sentence before each chosen one that opens with a verb and the pronoun standing for
     what that sentence names ("Desa'ls en un lloc segur…" says nothing of the recovery codes the
     sentence before it names), or with an example of it or a word pointing at it
-    (`POINTING_BACK`), when both stand in one paragraph."""
+    (`POINTING_BACK`), or that names what it lists by a pronoun (`_OF_THEM`), when both stand in
+    one paragraph."""
     before = {p.position: previous for previous, p in pairwise(candidates)}
     out = []
     for passage in chosen:
