@@ -96,7 +96,7 @@ def test_the_rows_that_have_what_a_named_row_lacks(question: str, named: str, in
 
 
 def test_the_plans_that_have_what_the_named_plan_lacks_are_said(sample_settings, embedder) -> None:
-    """tune a005: "Tenemos el plan Starter, ¿podemos usar la API y los webhooks?" got the Starter
+    """holdout a005: "Tenemos el plan Starter, ¿podemos usar la API y los webhooks?" got the Starter
     row ("API i webhooks: No") and no word of the plans that have them."""
     bot = DocuBot(sample_settings, embedder=embedder, chat_model=None)
     answer = bot.ask("Tenim el pla Starter, podem fer servir l'API i els webhooks?").answer.resposta

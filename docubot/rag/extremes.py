@@ -78,7 +78,8 @@ def rows_instead(
 ) -> list[list[str]]:
     """The rows the question does not rule out when it rules out every row it `named` ("el
     Starter té API?": the Business and Enterprise rows); empty when a named row serves."""
-    words, stated = folded_words(fold(question)), numbers(fold(question))
+    asked = fold(question)
+    words, stated = folded_words(asked), numbers(asked)
     if not named or not all(_ruled_out(header, row, words, stated) for row in named):
         return []
     return [row for row in body if row not in named and not _ruled_out(header, row, words, stated)]
