@@ -36,6 +36,11 @@ def answer_from_last_fragment(request) -> str:
     )
 
 
+def echo(request) -> str:
+    """A "translation" of the extract that copies it back (refused: not in the language asked)."""
+    return json.dumps({"resposta": request.messages[-1].content.split(": ", 1)[-1]})
+
+
 @pytest.fixture
 def bot(sample_settings, embedder):
     def make(model: ScriptedModel, **overrides) -> DocuBot:
@@ -98,6 +103,23 @@ def test_a_bad_translation_is_not_used(bot, reply, why) -> None:
     assert check["check"] == "query_translation" and check["ok"] is False and why in check["why"]
     as_asked = docubot.retriever.search(QUESTION).hits
     assert [h.id for h in result.retrieval.hits] == [h.id for h in as_asked]
+
+
+def test_a_translation_written_in_a_language_near_the_docs_is_used(bot) -> None:
+    """Tune a217, with the real model: asked for Catalan, it wrote Spanish, which was refused. Used,
+    the passage saying what a copy keeps (and that comments and attachments are not) is found."""
+    spanish = "Si duplico una tarea, ¿se copian los comentarios y los adjuntos?"
+    asked = "if i duplicate a task, do the comments and attachments get copied over too?"
+    untranslated = [echo] * 30  # the extract's translation into English fails: it stands as written
+    result = bot(ScriptedModel([translation(spanish), *untranslated]), answer_from="extract").ask(asked)
+    assert result.checks[0]["ok"] is True and result.checks[0]["text"] == spanish
+    assert "La còpia conserva" in result.answer.resposta
+
+
+def test_a_translation_left_in_the_questions_language_is_not_used(bot) -> None:
+    spanish = "¿Se copian los comentarios y los adjuntos si duplico una tarea?"
+    result = bot(ScriptedModel([translation(spanish), answer_from_last_fragment])).ask(spanish)
+    assert result.checks[0]["ok"] is False and result.checks[0]["why"] == "written in es"
 
 
 def test_a_translation_that_drops_a_name_is_not_used(bot) -> None:
