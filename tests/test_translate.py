@@ -41,6 +41,13 @@ def test_a_button_is_kept_as_the_screen_shows_it() -> None:
     assert kept == ["**Nou webhook**", "**Regenera l'enllaç**"]
 
 
+def test_a_button_named_by_what_it_is_done_with_is_kept() -> None:
+    """Blind a141: "desa'l amb **Desa la cerca**" is a button, though no click verb stands before it."""
+    text, kept = masked("Desa'l amb **Desa la cerca**. Save it with **Save search**.")
+    assert text == "Desa'l amb [P1]. Save it with [P2]."
+    assert kept == ["**Desa la cerca**", "**Save search**"]
+
+
 def test_a_menu_path_in_bold_is_kept_as_the_screen_shows_it() -> None:
     """answers.jsonl a205 and a217, with the real model: "(**⋯ > Mou a un altre projecte**)" and
     "amb **⋯ > Duplica**" came back as "tarea > mover" and "with > duplicate", paths the claim check

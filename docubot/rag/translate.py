@@ -112,12 +112,13 @@ user will see on the screen, as they are; and the targets of links
 (*exportar*) is an emphasis, translated."""
 _CLICKED = re.compile(
     r"\b(?:clica|clic(?:k)?(?:\s+(?:a|al|en|on))?|tria|prem|pulsa|selecciona|escull|elige|choose|select|press"
-    r"|bot[oó]n?|button)\s+$",
+    r"|bot[oó]n?|button|amb|con|with)\s+$",
     re.IGNORECASE,
 )
-"""What stands before a bold label that is a button ("fes clic a **Nou webhook**"), not an
-emphasis ("**no permet exportar**"): the local model wrote "New webhook" and "Regenera el enlace",
-which the screen does not show."""
+"""What stands before a bold label that is a button ("fes clic a **Nou webhook**", "desa'l amb
+**Desa la cerca**"), not an emphasis ("**no permet exportar**"): the local model wrote "New
+webhook" and "Regenera el enlace", which the screen does not show, and blind a141's Spanish answer
+("¿cómo me guardo un filtro…?") named no button."""
 _MARKER = re.compile(r"\[P(\d+)\]")
 PIECE_CHARS = 240
 """An extract translated piece by piece is cut into whole sentences of about this many characters."""
