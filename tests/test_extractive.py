@@ -472,3 +472,34 @@ def test_a_sentence_naming_the_ones_before_by_a_pronoun_is_said_with_them() -> N
 
     said = extract("com tanco la sessió de l'ordinador de la feina?", [_hit(text, 0)], alike).text
     assert said.startswith("A *Configuració > Seguretat > Sessions*") and "**Tanca la sessió**" in said
+
+
+MEMBER_REMOVAL = (
+    "[Membres i permisos > Eliminar un membre]\nPer eliminar un membre, ves a *Configuració > Membres* "
+    "i tria **Elimina de l'espai de treball**. Els seus comentaris es conserven.\n\nSi només vols "
+    "retirar temporalment l'accés, fes servir **Suspèn** en lloc d'**Elimina**: el membre no podrà entrar."
+)
+
+
+def test_a_button_used_instead_of_another_comes_with_where_the_other_is() -> None:
+    """Tune a202: "fes servir **Suspèn** en lloc d'**Elimina**" says not where either button is;
+    the sentence before, about the other one, says *Configuració > Membres*."""
+    said = extract("com li tallo l'accés una temporada?", [_hit(MEMBER_REMOVAL, 0)], _alike("Suspèn")).text
+    assert said.startswith("Per eliminar un membre, ves a *Configuració > Membres*") and "**Suspèn**" in said
+    assert "comentaris" not in said
+
+
+def test_where_the_other_button_is_is_said_only_to_a_how_question() -> None:
+    said = extract("puc tallar-li l'accés una temporada?", [_hit(MEMBER_REMOVAL, 0)], _alike("Suspèn")).text
+    assert said.startswith("Si només vols retirar temporalment l'accés")
+
+
+def test_a_leave_of_absence_gets_suspend_and_where_members_are(sample_settings, embedder) -> None:
+    """Tune a202 on the real store: the synonyms file's "tallar l'accés" now adds the docs' own
+    words ("suspèn", not "suspendre", which no page writes), and the suspend sentence its menu."""
+    bot = DocuBot(sample_settings, embedder=embedder, chat_model=None)
+    answer = bot.ask(
+        "un company estarà uns mesos de baixa, vull tallar-li l'accés però sense perdre res del que té "
+        "configurat. com ho faig?"
+    ).answer.resposta
+    assert "**Suspèn**" in answer and "*Configuració > Membres*" in answer

@@ -104,6 +104,11 @@ _ONLY_POSSIBLE = re.compile(
     r"(?:possible|posible|pot|poden|puede|pueden)\b|\bcan only\b"
 )
 """How only something can be done (folded): "només és possible", "només es poden", "solo se puede"."""
+_INSTEAD_OF = re.compile(
+    r"\*\*[^*\n]+\*\*\s+(?:en lloc d(?:e\s+|['’])|en vez de\s+|instead of\s+)\*\*([^*\n]+)\*\*", re.IGNORECASE
+)
+"""A button to use instead of another ("fes servir **Suspèn** en lloc d'**Elimina**"): group 1, the other."""
+_MENU_PATH = re.compile(r"(?<!\*)\*[^*\n]+ > [^*\n]+\*")
 MAX_CODE_LINES = 12
 """A code block of up to this many lines may be said: with the sentence ending in ":" that
 introduces it, or as a passage of its own when it scores best."""
@@ -316,6 +321,7 @@ def closest(candidates: Sequence[Passage], question: str, similarity: Similarity
         *_introduced(chosen, candidates, enumerating=_WHICH_ONES.search(fold(question)) is not None),
         *_named_rows(chosen, candidates),
         *_what_can_be_done_instead(chosen, candidates),
+        *(_where_the_other_button_is(chosen, candidates) if _HOW.search(fold(question)) else []),
     ]
     return sorted({id(p): p for p in said}.values(), key=_where)
 
@@ -371,6 +377,30 @@ def _what_can_be_done_instead(chosen: Sequence[Passage], candidates: Sequence[Pa
                 for p in _list_of(passage, candidates)
                 if p.unit.kind == "prose" and _ONLY_POSSIBLE.search(fold(p.unit.text))
             ]
+    return out
+
+
+def _where_the_other_button_is(chosen: Sequence[Passage], candidates: Sequence[Passage]) -> list[Passage]:
+    """For each chosen sentence saying to use a button instead of another (`_INSTEAD_OF`), the
+    sentence before it in its fragment that says where the other one is, said when the question
+    asks how: "…fes servir **Suspèn** en
+    lloc d'**Elimina**…" says nothing of where either is, and "Per eliminar un membre…, ves a
+    *Configuració > Membres*, … i tria **Elimina de l'espai de treball**" does."""
+    out = []
+    for passage in chosen:
+        other = _INSTEAD_OF.search(passage.unit.text)
+        if other is None:
+            continue
+        button = f"**{other.group(1).strip()}"
+        before = [
+            p
+            for p in candidates
+            if p.rank == passage.rank
+            and p.position < passage.position
+            and button.casefold() in p.unit.text.casefold()
+            and _MENU_PATH.search(p.unit.text)
+        ]
+        out += before[-1:]
     return out
 
 
