@@ -116,3 +116,11 @@ def test_without_the_synonyms_the_sample_docs_miss_it(
     bot = DocuBot(settings, embedder=embedder, chat_model=None)
     answer = bot.ask("he pujat sense voler un token a github, com l'anul·lo?").answer.resposta
     assert "Configuració > API > Tokens" not in answer
+
+
+def test_the_sample_synonyms_take_a_board_column_for_a_state(sample_settings: Settings, embedder) -> None:
+    """blind a130: "vull afegir una columna 'en revisio' al tauler…" got how to create a project; a
+    board's columns are its states, which each project defines at *Projecte > Configuració > Estats*."""
+    bot = DocuBot(sample_settings, embedder=embedder, chat_model=None)
+    asked = "vull afegir una columna 'en revisio' al tauler d'un projecte, on es fa aixo?"
+    assert "*Projecte > Configuració > Estats*" in bot.ask(asked).answer.resposta
