@@ -124,3 +124,12 @@ def test_the_sample_synonyms_take_a_board_column_for_a_state(sample_settings: Se
     bot = DocuBot(sample_settings, embedder=embedder, chat_model=None)
     asked = "vull afegir una columna 'en revisio' al tauler d'un projecte, on es fa aixo?"
     assert "*Projecte > Configuració > Estats*" in bot.ask(asked).answer.resposta
+
+
+def test_the_sample_synonyms_read_mail_as_the_docs_email(sample_settings: Settings, embedder) -> None:
+    """blind a147: "vull que cada dilluns m'arribi per mail l'informe…" missed "Pots rebre un informe
+    per correu electrònic de manera periòdica… fes clic a **Programa**". ("email" is not in the rule:
+    the Catalan stemmer makes it "em", the pronoun of "em retorneu…", and 3 answers were lost.)"""
+    bot = DocuBot(sample_settings, embedder=embedder, chat_model=None)
+    asked = "vull que cada dilluns m'arribi per mail l'informe de carrega de feina, es pot automatitzar?"
+    assert "**Programa**" in bot.ask(asked).answer.resposta
