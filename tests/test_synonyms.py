@@ -79,6 +79,23 @@ def test_ingest_keeps_the_docs_folders_synonyms_in_the_database(
     assert len(SynonymsSource(db).current().rules) == 3
 
 
+def test_a_word_searched_by_a_stem_of_two_letters_is_named() -> None:
+    """The Catalan stemmer makes "email" "em", which "em retorneu…?" holds too."""
+    synonyms = Synonyms.parse("mail, email => correu electrònic\ntargeta => mètode de pagament\n")
+    assert synonyms.short_stems("ca") == [("email", "em")]
+    assert synonyms.widened("Si cancel·lo, em retorneu els diners?", "ca").endswith("correu electrònic")
+
+
+def test_ingest_warns_of_a_rule_any_question_would_match(
+    docs: Path, settings: Settings, db: Database, store: SQLStore, embedder
+) -> None:
+    (docs / "guia.md").write_text("# Guia\n\n## Informes\n\nPots rebre un informe per correu electrònic.\n")
+    (docs / "synonyms.txt").write_text("email => correu electrònic\n", encoding="utf-8")
+    report = ingest(docs, settings, store, embedder, db=db)
+    assert report.synonyms == 1 and _stored(db) is not None
+    assert any('"email" is searched by its stem "em"' in warning for warning in report.warnings)
+
+
 def test_ingest_refuses_a_bad_synonyms_file_and_changes_nothing(
     docs: Path, settings: Settings, db: Database, store: SQLStore, embedder
 ) -> None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 import statistics
 import time
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
@@ -29,6 +29,7 @@ from docubot.rag.keyword import open_keyword_index
 from docubot.rag.synonyms import FILE_NAME, Synonyms, SynonymsError, store_synonyms
 from docubot.store import Record, VectorStore
 from docubot.store.page_ingests import record_ingests
+from docubot.text import DEFAULT_LANGUAGE, detect_language
 
 ProgressCallback = Callable[[int, int], None]
 """Called as (embedded so far, total to embed)."""
@@ -37,6 +38,8 @@ CorpusListener = Callable[[int], None]
 
 OUTLIER_FACTOR = 4
 OUTLIER_MIN_CHUNKS = 8
+LANGUAGE_SAMPLE = 200
+"""Chunks whose language tells which stemmer reads the synonyms file's words."""
 
 
 class IngestError(Exception):
@@ -153,6 +156,8 @@ def _ingest_locked(
     existing = store.all_metadata()
     kept = _kept_pages(existing, failed_paths)
     chunks = _chunk_pages(pages, kept, embedder, settings, report)
+    if synonyms is not None:
+        report.warnings += _short_stem_warnings(synonyms[1], chunks)
     plan = _plan(chunks, existing, failed_paths)
     report.files = len(page_files)
     report.chunks = len(chunks)
@@ -204,6 +209,18 @@ def _read_synonyms(folder: Path) -> tuple[str, Synonyms] | None:
         return text, Synonyms.parse(text, FILE_NAME)
     except (OSError, UnicodeDecodeError, SynonymsError) as exc:
         raise IngestRefused(f"the synonyms file cannot be used: {exc}. Nothing was changed") from exc
+
+
+def _short_stem_warnings(synonyms: Synonyms, chunks: Sequence[Chunk]) -> list[str]:
+    """A warning for each synonyms rule's word searched by a stem so short that questions about
+    anything hold it (`Synonyms.short_stems`, in the language most of the first chunks are in)."""
+    languages = Counter(detect_language(c.text, fallback=DEFAULT_LANGUAGE) for c in chunks[:LANGUAGE_SAMPLE])
+    language = languages.most_common(1)[0][0] if languages else DEFAULT_LANGUAGE
+    return [
+        f'{FILE_NAME}: "{words}" is searched by its stem "{stem}", which questions about anything hold; '
+        "write another form of it"
+        for words, stem in synonyms.short_stems(language)
+    ]
 
 
 def _keep_synonyms(text: str, db: Database | None, report: IngestReport) -> None:
