@@ -21,9 +21,10 @@ sentence ending in ":" said alone, or asked "which ones" ("quins…?"), with the
 introduces, and a table row the question names (said even past three passages, when it scores
 near the best) with every other row of that table it names ("…with a 401?"), and a sentence
 denying something with those of its paragraph that say how only it can be done ("…només és
-possible des de l'aplicació web"). A message asking several questions gets the passages closest
-to each of them, from the fragments found for each (`extract_each`; `DocuBot` searches each
-question on its own).
+possible des de l'aplicació web"), and, to a how question, a sentence using one button instead of
+another ("…**Suspèn** en lloc d'**Elimina**") with the one saying where the other is. A message
+asking several questions gets the passages closest to each of them, from the fragments found for
+each (`extract_each`; `DocuBot` searches each question on its own).
 """
 
 from __future__ import annotations
@@ -109,6 +110,7 @@ _INSTEAD_OF = re.compile(
 )
 """A button to use instead of another ("fes servir **Suspèn** en lloc d'**Elimina**"): group 1, the other."""
 _MENU_PATH = re.compile(r"(?<!\*)\*[^*\n]+ > [^*\n]+\*")
+"""A menu path in italics (*Configuració > Membres*): where something is."""
 MAX_CODE_LINES = 12
 """A code block of up to this many lines may be said: with the sentence ending in ":" that
 introduces it, or as a passage of its own when it scores best."""
@@ -382,10 +384,10 @@ def _what_can_be_done_instead(chosen: Sequence[Passage], candidates: Sequence[Pa
 
 def _where_the_other_button_is(chosen: Sequence[Passage], candidates: Sequence[Passage]) -> list[Passage]:
     """For each chosen sentence saying to use a button instead of another (`_INSTEAD_OF`), the
-    sentence before it in its fragment that says where the other one is, said when the question
-    asks how: "…fes servir **Suspèn** en
-    lloc d'**Elimina**…" says nothing of where either is, and "Per eliminar un membre…, ves a
-    *Configuració > Membres*, … i tria **Elimina de l'espai de treball**" does."""
+    sentence before it in its fragment that says where the other one is (said to a how question):
+    "…fes servir **Suspèn** en lloc d'**Elimina**…" says nothing of where either is, and "Per
+    eliminar un membre…, ves a *Configuració > Membres*, … i tria **Elimina de l'espai de treball**"
+    does (tune a202)."""
     out = []
     for passage in chosen:
         other = _INSTEAD_OF.search(passage.unit.text)

@@ -124,7 +124,8 @@ def _problem(question: str, text: str, source: str, target: str, names: Collecti
     Catalan, the local model wrote Spanish for 8 of 45 English questions ("Si duplico una tare, se
     copian comentarios e adjuntos?"). Searched with it, tune a217 found "La còpia conserva…, però
     no els comentaris ni els adjunts" and near-topic a189 was refused; searching with each of the
-    13 translations refused as "written in es" changed no other answer (without the model).
+    13 translations refused as "written in es" changed no other answer without the model, and with
+    it fresh a102's found the webhook retries instead of the timestamp check (README, stop 44).
     Written in the question's own language (a Spanish question left in Spanish), it is none."""
     if len(text) > MAX_GROWTH * len(question) + 40:
         return "longer than a translation of the question"
