@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 import statistics
 import time
-from collections import Counter, defaultdict
+from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
@@ -29,7 +29,7 @@ from docubot.rag.keyword import open_keyword_index
 from docubot.rag.synonyms import FILE_NAME, Synonyms, SynonymsError, store_synonyms
 from docubot.store import Record, VectorStore
 from docubot.store.page_ingests import record_ingests
-from docubot.text import DEFAULT_LANGUAGE, detect_language
+from docubot.text import DEFAULT_LANGUAGE, corpus_languages
 
 ProgressCallback = Callable[[int, int], None]
 """Called as (embedded so far, total to embed)."""
@@ -213,9 +213,9 @@ def _read_synonyms(folder: Path) -> tuple[str, Synonyms] | None:
 
 def _short_stem_warnings(synonyms: Synonyms, chunks: Sequence[Chunk]) -> list[str]:
     """A warning for each synonyms rule's word searched by a stem so short that questions about
-    anything hold it (`Synonyms.short_stems`, in the language most of the first chunks are in)."""
-    languages = Counter(detect_language(c.text, fallback=DEFAULT_LANGUAGE) for c in chunks[:LANGUAGE_SAMPLE])
-    language = languages.most_common(1)[0][0] if languages else DEFAULT_LANGUAGE
+    anything hold it (`Synonyms.short_stems`, in the majority language of the first chunks, found as
+    the keyword index finds the one the search stems with: `corpus_languages`)."""
+    _, language = corpus_languages([c.text for c in chunks[:LANGUAGE_SAMPLE]], fallback=DEFAULT_LANGUAGE)
     return [
         f'{FILE_NAME}: "{words}" is searched by its stem "{stem}", which questions about anything hold; '
         "write another form of it"

@@ -289,10 +289,11 @@ def closest(candidates: Sequence[Passage], question: str, similarity: Similarity
     answering "What's the rate limit…?" with a `curl` call."""
     if not candidates:
         return []
+    how = _HOW.search(fold(question)) is not None
     if similarity is not None:
         headings = [p.heading for p in candidates]
         scores = unit_scores([p.unit for p in candidates], question, similarity, headings)
-        step = STEP_BONUS if _HOW.search(fold(question)) else 0.0
+        step = STEP_BONUS if how else 0.0
         ranked = [
             s - SECOND_FRAGMENT_PENALTY * p.rank + (step if _is_action(p.unit) else 0.0)
             for s, p in zip(scores, candidates, strict=True)
@@ -323,7 +324,7 @@ def closest(candidates: Sequence[Passage], question: str, similarity: Similarity
         *_introduced(chosen, candidates, enumerating=_WHICH_ONES.search(fold(question)) is not None),
         *_named_rows(chosen, candidates),
         *_what_can_be_done_instead(chosen, candidates),
-        *(_where_the_other_button_is(chosen, candidates) if _HOW.search(fold(question)) else []),
+        *(_where_the_other_button_is(chosen, candidates) if how else []),
     ]
     return sorted({id(p): p for p in said}.values(), key=_where)
 
