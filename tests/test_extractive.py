@@ -3,10 +3,12 @@
 from docubot.rag.answer import DocuBot
 from docubot.rag.extractive import (
     MAX_SENTENCES,
+    Asked,
     Extract,
     Passage,
     closest,
     extract,
+    extract_each,
     lacks_the_quantity,
     passages,
 )
@@ -503,3 +505,43 @@ def test_a_leave_of_absence_gets_suspend_and_where_members_are(sample_settings, 
         "configurat. com ho faig?"
     ).answer.resposta
     assert "**Suspèn**" in answer and "*Configuració > Membres*" in answer
+
+
+PLAN_CHANGES = (
+    "[Plans i facturació > Canviar de pla]\nQuan passes a un pla superior, el canvi és immediat i es "
+    "cobra la part proporcional.\n\nQuan passes a un pla inferior, el canvi s'aplica al final del període."
+)
+DOWNGRADE = "volem baixar del business al starter: el canvi va al moment o quan?"
+
+
+def test_of_two_cases_only_the_one_the_question_asks_is_said() -> None:
+    """Fresh a116: moving to a lower plan got the sentence on moving up too, with its "el canvi és
+    immediat"; the synonyms file's words for the question ("…pla inferior") tell which case it asks."""
+    widened = f"{DOWNGRADE} passes a un pla inferior, reduir el pla"
+    asked = Asked(DOWNGRADE, [_hit(PLAN_CHANGES, 0)], _alike("canvi"), widened)
+    said = extract_each([asked]).text
+    assert said == "Quan passes a un pla inferior, el canvi s'aplica al final del període."
+
+
+def test_without_words_telling_the_case_both_cases_are_said() -> None:
+    said = extract_each([Asked(DOWNGRADE, [_hit(PLAN_CHANGES, 0)], _alike("canvi"))]).text
+    assert "pla superior" in said and "pla inferior" in said
+
+
+def test_sentences_opening_alike_but_saying_no_two_cases_are_both_said() -> None:
+    """Holdout a034: "La tasca es crea directament…" is no other case of "La tasca es crea al
+    projecte associat al canal…": what follows the word they differ by differs too."""
+    text = (
+        "[Slack > Crear tasques]\nLa tasca es crea al projecte associat al canal on escrius l'ordre. "
+        "La tasca es crea directament a la safata d'entrada si el canal no té projecte."
+    )
+    asked = Asked("com creo una tasca directament des de slack?", [_hit(text, 0)], _alike("tasca"))
+    said = extract_each([asked]).text
+    assert "associat al canal" in said and "safata d'entrada" in said
+
+
+def test_a_move_to_a_lower_plan_gets_when_it_applies_and_not_the_upgrade(sample_settings, embedder) -> None:
+    """Fresh a116 on the real store, with the sample synonyms file's plan moves."""
+    bot = DocuBot(sample_settings, embedder=embedder, chat_model=None)
+    answer = bot.ask(f"{DOWNGRADE} i podrem seguir tenint slack?").answer.resposta
+    assert "al final del període de facturació" in answer and "el canvi és immediat" not in answer

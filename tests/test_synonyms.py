@@ -34,6 +34,14 @@ def test_a_phrase_matches_only_with_every_word_of_it() -> None:
     assert synonyms.widened("vull tallar el text", "ca") == "vull tallar el text"
 
 
+def test_a_phrase_matches_only_with_its_words_in_its_order() -> None:
+    """ "de starter a business" moves up a plan; "del business a l'starter" moves down."""
+    synonyms = Synonyms.parse("de starter a business => pla superior\n")
+    assert synonyms.widened("si passem de Starter a Business?", "ca").endswith("pla superior")
+    down = "si passem del business a l'starter?"
+    assert synonyms.widened(down, "ca") == down
+
+
 def test_a_question_holding_none_of_the_words_is_searched_as_asked() -> None:
     assert Synonyms.parse(RULES).widened("Com exporto un informe?", "ca") == "Com exporto un informe?"
 
@@ -150,3 +158,16 @@ def test_the_sample_synonyms_read_mail_as_the_docs_email(sample_settings: Settin
     bot = DocuBot(sample_settings, embedder=embedder, chat_model=None)
     asked = "vull que cada dilluns m'arribi per mail l'informe de carrega de feina, es pot automatitzar?"
     assert "**Programa**" in bot.ask(asked).answer.resposta
+
+
+def test_the_sample_synonyms_read_a_move_between_plans_as_the_docs_upgrade(
+    sample_settings: Settings, embedder
+) -> None:
+    """unseen a179: "…i si a mig mes pugem al business, ens cobreu el mes sencer?" was refused: the
+    docs say "Quan passes a un pla superior… es cobra la part proporcional"."""
+    bot = DocuBot(sample_settings, embedder=embedder, chat_model=None)
+    asked = (
+        "si canviem a pagar per anys, des de quan va? i si a mig mes pugem al business, ens cobreu el "
+        "mes sencer?"
+    )
+    assert "part proporcional" in bot.ask(asked).answer.resposta

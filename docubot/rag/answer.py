@@ -814,7 +814,8 @@ class DocuBot:
         answers as it won."""
         parts = question_parts(searched)
         if len(parts) == 1:
-            return [Asked(searched, retrieval.hits[:FRAGMENTS_PER_PART], self._similarity(retrieval))]
+            hits = retrieval.hits[:FRAGMENTS_PER_PART]
+            return [Asked(searched, hits, self._similarity(retrieval), retrieval.widened)]
         asked = []
         for n, part in enumerate(parts):
             found = self.retriever.search(
@@ -825,7 +826,7 @@ class DocuBot:
             )
             if n > 0 and self.refusal.by_retrieval(part, found.hits, self.store, found.mode).refuse:
                 continue
-            asked.append(Asked(part, found.hits[:FRAGMENTS_PER_PART], self._similarity(found)))
+            asked.append(Asked(part, found.hits[:FRAGMENTS_PER_PART], self._similarity(found), found.widened))
         return asked
 
     def _similarity(self, retrieval: RetrievalResult) -> Callable[[Sequence[str]], Sequence[float]]:

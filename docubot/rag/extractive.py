@@ -52,9 +52,11 @@ from docubot.rag.focus import (
 from docubot.rag.numbers import numbers
 from docubot.rag.plans_asked import cut_to_plans, plans_asked
 from docubot.store import Hit
-from docubot.text import DEFAULT_LANGUAGE, content_stems, detect_language, fold, question_parts
+from docubot.text import DEFAULT_LANGUAGE, content_stems, detect_language, fold, folded_words, question_parts
 
 MAX_SENTENCES = 3
+PARALLEL_OPENING = 3
+"""Sentences opening with this many words alike say what happens in two cases (`_without_the_other_case`)."""
 FRAGMENTS_PER_PART = 4
 """Passages come from this many of the best fragments per question of the message: the passage
 that answers sits in a third or fourth fragment when retrieval ranks its section low (on the
@@ -162,6 +164,10 @@ class Asked:
     question: str
     hits: Sequence[Hit]
     similarity: Similarity | None = None
+    widened: str = ""
+    """The question with the docs' words the synonyms file adds ("": none), whose stems tell which
+    of two cases it asks about ("de business a starter" → "…pla inferior": the sentence on moving
+    to a lower plan, not the one on moving up; `_without_the_other_case`)."""
 
 
 def extract(
@@ -191,7 +197,7 @@ def extract_each(questions: Sequence[Asked], asked: str = "", plans: Collection[
         own = [
             replace(p, rank=rank[fragments[p.rank].id]) for p in candidates if fragments[p.rank].id in rank
         ]
-        for picked in closest(own, question.question, question.similarity):
+        for picked in closest(own, question.question, question.similarity, question.widened):
             chosen[picked.position] = at[picked.position]
     ordered = sorted(chosen.values(), key=_where)
     if not ordered:
@@ -277,7 +283,9 @@ def passages(hits: Sequence[Hit], question: str) -> list[Passage]:
     return [p for p in out if id(p.unit) in kept]
 
 
-def closest(candidates: Sequence[Passage], question: str, similarity: Similarity | None) -> list[Passage]:
+def closest(
+    candidates: Sequence[Passage], question: str, similarity: Similarity | None, widened: str = ""
+) -> list[Passage]:
     """The MAX_SENTENCES best-scoring passages, in the order they stand in the docs; with an
     embedder, only those within KEEP_WITHIN of the best, and past the limit the best table row
     the question names ("Quant em costarà el Business…?" scored three sentences above the
@@ -304,6 +312,7 @@ def closest(candidates: Sequence[Passage], question: str, similarity: Similarity
             len(content_stems(p.unit.text) & wanted) - 0.5 * p.rank - 0.01 * p.position for p in candidates
         ]
     order = _one_described_row_per_table(sorted(range(len(candidates)), key=lambda i: -ranked[i]), candidates)
+    order = _without_the_other_case(order, candidates, widened or question)
     # a code block is said only when it scores best, and beside the best prose, never in its place
     best_code = order[0] if similarity is not None and candidates[order[0]].unit.kind == "code" else None
     order = [i for i in order if candidates[i].unit.kind != "code"] or order[:1]
@@ -327,6 +336,39 @@ def closest(candidates: Sequence[Passage], question: str, similarity: Similarity
         *(_where_the_other_button_is(chosen, candidates) if how else []),
     ]
     return sorted({id(p): p for p in said}.values(), key=_where)
+
+
+def _without_the_other_case(order: Sequence[int], candidates: Sequence[Passage], question: str) -> list[int]:
+    """`order` less each sentence saying what happens in another case than the one asked: a
+    sentence opening with the same PARALLEL_OPENING words or more as another, then one word the
+    question (`widened` by the synonyms file) does not hold where the other has one it holds, then
+    the same word again ("Quan passes a un pla **superior**, el canvi és immediat…" beside "Quan
+    passes a un pla **inferior**, el canvi s'aplica…", to a question moving to a lower plan)."""
+    wanted = content_stems(question)
+    words = [folded_words(p.unit.text) if p.unit.kind == "prose" else [] for p in candidates]
+    other_case = set()
+    for i in order:
+        for j in order:
+            shared = _shared_opening(words[i], words[j])
+            if (
+                i != j
+                and PARALLEL_OPENING <= shared < min(len(words[i]), len(words[j])) - 1
+                and words[i][shared + 1] == words[j][shared + 1]
+                and content_stems(words[i][shared]) & wanted
+                and not content_stems(words[j][shared]) & wanted
+            ):
+                other_case.add(j)
+    return [i for i in order if i not in other_case]
+
+
+def _shared_opening(first: Sequence[str], second: Sequence[str]) -> int:
+    """How many words the two open with alike."""
+    shared = 0
+    for a, b in zip(first, second, strict=False):
+        if a != b:
+            break
+        shared += 1
+    return shared
 
 
 def _is_action(unit: Unit) -> bool:

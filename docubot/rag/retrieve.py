@@ -83,6 +83,8 @@ class RetrievalResult:
     """The question's embedding (reused by whoever needs it next)."""
     timings_ms: dict[str, float] = field(default_factory=dict)
     """`embed` (0 when the vector was given), `rank`, one entry per stage, `total`."""
+    widened: str = ""
+    """The question with the docs' words the synonyms file adds, as BM25 read it ("": none added)."""
 
     @property
     def best_similarity(self) -> float:
@@ -177,7 +179,9 @@ class Retriever:
             hits = stage(question, hits)
             timings[stage.name] = _ms_since(mark)
         timings["total"] = _ms_since(started)
-        return RetrievalResult(question, mode, query_filters, hits[:k], vector, timings)
+        return RetrievalResult(
+            question, mode, query_filters, hits[:k], vector, timings, widened if widened != question else ""
+        )
 
     def _widening(self) -> Callable[[str], str]:
         """What adds to a text the docs' words the synonyms file gives for its own, by the rules as

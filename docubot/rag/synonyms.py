@@ -9,11 +9,13 @@ knows them. A synonyms file names them, one rule per line:
     anul·lar, anul·lo, invalidar => revocar
     targeta => mètode de pagament
 
-A question holding any word or phrase left of `=>` (every word of it, compared by stems in the
-corpus's language) is searched with the words on the right added: BM25 reads them, and the query
-embedding is the mean of the question's and the widened question's, so the words asked still
-count. A rule only adds words, never takes one away. Blank lines and lines starting with `#` are
-skipped.
+A question holding any word or phrase left of `=>` (every word of it, in its order, compared by
+stems in the corpus's language: "de starter a business" is not "del business a l'starter") is
+searched with the words on the right added: BM25 reads them, and the query embedding is the mean
+of the question's and the widened question's, so the words asked still count. The extract reads
+them too, to tell which of two cases the question asks ("Quan passes a un pla superior…" or "…a
+un pla inferior…", `extractive._without_the_other_case`). A rule only adds words, never takes
+one away. Blank lines and lines starting with `#` are skipped.
 
 `docubot ingest DOCS` stores `DOCS/synonyms.txt` in the deployment's database (the `meta` row
 `synonyms`), so the rules travel with the docs they are about and every server on a shared
@@ -80,7 +82,7 @@ class Synonyms:
 
     def widened(self, question: str, language: str) -> str:
         """`question` with the docs' words of every rule it matches added (itself when none does)."""
-        stems = set(tokenize(question, language))
+        stems = tokenize(question, language)
         added = [
             rule.docs
             for rule in self.rules
@@ -101,9 +103,11 @@ class Synonyms:
         ]
 
 
-def _holds(stems: set[str], phrase: list[str]) -> bool:
-    """Every stem of `phrase` is among `stems` (a phrase of stopwords alone matches nothing)."""
-    return bool(phrase) and all(stem in stems for stem in phrase)
+def _holds(stems: list[str], phrase: list[str]) -> bool:
+    """Every stem of `phrase` is among `stems`, in the phrase's order ("de Starter a Business" is not
+    "del Business a l'Starter"); a phrase of stopwords alone matches nothing."""
+    remaining = iter(stems)
+    return bool(phrase) and all(stem in remaining for stem in phrase)
 
 
 def store_synonyms(db: Database, text: str) -> None:
