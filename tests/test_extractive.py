@@ -545,3 +545,34 @@ def test_a_move_to_a_lower_plan_gets_when_it_applies_and_not_the_upgrade(sample_
     bot = DocuBot(sample_settings, embedder=embedder, chat_model=None)
     answer = bot.ask(f"{DOWNGRADE} i podrem seguir tenint slack?").answer.resposta
     assert "al final del període de facturació" in answer and "el canvi és immediat" not in answer
+
+
+PAYMENT = (
+    "[Plans i facturació > Mètodes de pagament]\nAcceptem targetes de crèdit i domiciliació bancària "
+    "SEPA. Els clients Enterprise amb pagament anual també poden pagar per transferència bancària. "
+    "Les factures s'envien per correu."
+)
+
+
+def test_the_best_sentence_saying_also_comes_with_the_one_it_adds_to() -> None:
+    """Blind a140: "¿Podemos pagar por transferencia bancaria? Tenemos el Business…" got only that
+    Enterprise customers *also* can, not the ways everyone pays, said just before."""
+    said = extract("podem pagar per transferència?", [_hit(PAYMENT, 0)], _alike("transferència")).text
+    assert said.startswith("Acceptem targetes de crèdit") and "també poden pagar per transferència" in said
+
+
+def test_a_sentence_saying_also_that_is_not_the_best_comes_alone() -> None:
+    text = PAYMENT.replace("Les factures s'envien per correu.", "Pots pagar en euros.")
+
+    def similarity(texts):
+        return [0.9 if "euros" in t else 0.88 if "transferència" in t else 0.3 for t in texts]
+
+    said = extract("en quina moneda puc pagar?", [_hit(text, 0)], similarity).text
+    assert said.startswith("Els clients Enterprise") and "euros" in said
+
+
+def test_a_bank_transfer_question_gets_how_everyone_pays(sample_settings, embedder) -> None:
+    """Blind a140 on the real store."""
+    bot = DocuBot(sample_settings, embedder=embedder, chat_model=None)
+    answer = bot.ask("¿Podemos pagar por transferencia bancaria? Tenemos el Business con pago mensual")
+    assert "SEPA" in answer.answer.resposta and "transferència" in answer.answer.resposta

@@ -16,7 +16,8 @@ for each fragment further down the ranking, and, for "how do I" questions, a pro
 by the question's stems alone. A unit repeated by chunk overlap is said once. When the best passage
 is a step of a numbered list, the whole procedure is said; a sentence opening with a pronoun
 ("Desa'ls…"), an example ("Per exemple, …") or a word pointing back ("Aquest…", "This…"), or
-naming the ones before by a pronoun ("…qualsevol d'ells"), comes with the one before it, a
+naming the ones before by a pronoun ("…qualsevol d'ells"), or, the best passage, saying "also"
+("…també poden pagar per transferència"), comes with the one before it, a
 sentence ending in ":" said alone, or asked "which ones" ("quins…?"), with the list it
 introduces, and a table row the question names (said even past three passages, when it scores
 near the best) with every other row of that table it names ("…with a 401?"), and a sentence
@@ -32,7 +33,6 @@ from __future__ import annotations
 import re
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, replace
-from itertools import pairwise
 
 from docubot.rag.category import page_category
 from docubot.rag.claims import holds_a_denial
@@ -95,6 +95,8 @@ _CLICK = re.compile(r"\b(?:(?:fes|feu|haz|haga) clic|clica|pulsa|click)\b[^.*]{0
 _OF_THEM = re.compile(r"\b(?:d['’]ells|d['’]elles|de ellos|de ellas|of them)\b", re.IGNORECASE)
 """A sentence naming what the one before lists by a pronoun ("Fes clic a **Tanca la sessió** al
 costat de qualsevol d'ells")."""
+_ALSO = re.compile(r"\b(?:també|también|also)\b", re.IGNORECASE)
+"""A sentence adding to what the one before it says ("…també poden pagar per transferència")."""
 _HOW = re.compile(
     r"\b(?:com|como|how)\b(?!\s+(?:many|much|long|often|ara)\b)"
     r"|\b(?:que he de fer|que cal fer|que tengo que hacer|what do i (?:need to )?do)\b"
@@ -389,24 +391,33 @@ def _antecedents(chosen: Sequence[Passage], candidates: Sequence[Passage]) -> li
     what that sentence names ("Desa'ls en un lloc segur…" says nothing of the recovery codes the
     sentence before it names), or with an example of it or a word pointing at it
     (`POINTING_BACK`), or that names what it lists by a pronoun (`_OF_THEM`), when both stand in
-    one paragraph."""
-    before = {p.position: previous for previous, p in pairwise(candidates)}
+    one paragraph; and the one before the best, when the best says "also" (`_ALSO`): "Els clients
+    Enterprise amb pagament anual també poden pagar per transferència…" answers "can we pay by bank
+    transfer?" only with the ways everyone can pay, said before it (blind a140). Said of any chosen
+    sentence, "also" added a sentence to four more answers (a134, a153, a179, a206), such as the
+    payment methods to a question on Enterprise storage."""
     out = []
-    for passage in chosen:
-        previous = before.get(passage.position)
-        if (
-            previous is not None
-            and passage.unit.kind == "prose"
-            and (previous.unit.kind, previous.rank, previous.unit.line)
-            == ("prose", passage.rank, passage.unit.line)
-            and (
-                ENCLITIC.match(passage.unit.text)
-                or POINTING_BACK.match(passage.unit.text)
-                or _OF_THEM.search(passage.unit.text)
-            )
+    for n, passage in enumerate(chosen):
+        previous = _before_in_paragraph(passage, candidates)
+        text = passage.unit.text
+        if previous is not None and (
+            ENCLITIC.match(text)
+            or POINTING_BACK.match(text)
+            or _OF_THEM.search(text)
+            or (n == 0 and _ALSO.search(text))
         ):
             out.append(previous)
     return out
+
+
+def _before_in_paragraph(passage: Passage, candidates: Sequence[Passage]) -> Passage | None:
+    """The sentence before `passage`, a sentence, in its paragraph (None: it opens one, or is no sentence)."""
+    at = next((n for n, p in enumerate(candidates) if p.position == passage.position), 0)
+    previous = candidates[at - 1] if at > 0 else None
+    if previous is None or passage.unit.kind != "prose":
+        return None
+    where = (previous.unit.kind, previous.rank, previous.unit.line)
+    return previous if where == ("prose", passage.rank, passage.unit.line) else None
 
 
 def _what_can_be_done_instead(chosen: Sequence[Passage], candidates: Sequence[Passage]) -> list[Passage]:
