@@ -171,3 +171,11 @@ def test_the_sample_synonyms_read_a_move_between_plans_as_the_docs_upgrade(
         "mes sencer?"
     )
     assert "part proporcional" in bot.ask(asked).answer.resposta
+
+
+def test_the_sample_synonyms_read_people_as_the_docs_users(sample_settings: Settings, embedder) -> None:
+    """blind a145: "som uns 40 a l'oficina, al business hi cabem tots o hi ha un màxim de gent?" was
+    refused: the docs count *usuaris* and *membres*, and the Business plan's are "Il·limitats"."""
+    bot = DocuBot(sample_settings, embedder=embedder, chat_model=None)
+    asked = "som uns 40 a l'oficina, al business hi cabem tots o hi ha un màxim de gent?"
+    assert "Usuaris: Il·limitats" in bot.ask(asked).answer.resposta
