@@ -23,7 +23,9 @@ introduces, and a table row the question names (said even past three passages, w
 near the best) with every other row of that table it names ("…with a 401?"), and a sentence
 denying something with those of its paragraph that say how only it can be done ("…només és
 possible des de l'aplicació web"), and, to a how question, a sentence using one button instead of
-another ("…**Suspèn** en lloc d'**Elimina**") with the one saying where the other is. A message
+another ("…**Suspèn** en lloc d'**Elimina**") with the one saying where the other is. Of two
+sentences saying what happens in two cases ("Quan passes a un pla superior, …" / "… inferior, …"),
+only the one the question, widened by the synonyms file, asks about is said. A message
 asking several questions gets the passages closest to each of them, from the fragments found for
 each (`extract_each`; `DocuBot` searches each question on its own).
 """
@@ -296,7 +298,9 @@ def closest(
     that have it (`INSTEAD_ROW`). A code block is said
     only when it scores best, beside the best prose ("tab completion for the cli in zsh": the
     `ferrule completion zsh` block); anywhere within reach it took the place of the sentence
-    answering "What's the rate limit…?" with a `curl` call."""
+    answering "What's the rate limit…?" with a `curl` call. Of two sentences saying what happens in
+    two cases, the one the question does not ask about is left out, told by `widened`, the question
+    with the synonyms file's words, when there is one (`_without_the_other_case`)."""
     if not candidates:
         return []
     how = _HOW.search(fold(question)) is not None
@@ -343,7 +347,7 @@ def closest(
 def _without_the_other_case(order: Sequence[int], candidates: Sequence[Passage], question: str) -> list[int]:
     """`order` less each sentence saying what happens in another case than the one asked: a
     sentence opening with the same PARALLEL_OPENING words or more as another, then one word the
-    question (`widened` by the synonyms file) does not hold where the other has one it holds, then
+    question (as the synonyms file widened it) does not hold where the other has one it holds, then
     the same word again ("Quan passes a un pla **superior**, el canvi és immediat…" beside "Quan
     passes a un pla **inferior**, el canvi s'aplica…", to a question moving to a lower plan)."""
     wanted = content_stems(question)
@@ -411,7 +415,7 @@ def _antecedents(chosen: Sequence[Passage], candidates: Sequence[Passage]) -> li
 
 
 def _before_in_paragraph(passage: Passage, candidates: Sequence[Passage]) -> Passage | None:
-    """The sentence before `passage`, a sentence, in its paragraph (None: it opens one, or is no sentence)."""
+    """The sentence before `passage` in its paragraph (None: `passage` opens it, or is no sentence)."""
     at = next((n for n, p in enumerate(candidates) if p.position == passage.position), 0)
     previous = candidates[at - 1] if at > 0 else None
     if previous is None or passage.unit.kind != "prose":
