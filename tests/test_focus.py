@@ -159,11 +159,10 @@ def test_of_several_rows_with_the_named_label_the_one_whose_code_is_named_is_quo
     """answers.jsonl a209: "em surt un 401 amb token_missing…" named every 401 row, and the extract
     said the expired and revoked tokens' meanings too."""
     asked = "em surt un 401 amb token_missing quan crido l'api, que vol dir?"
-    rows, named = quotable_rows(ERRORS_TABLE, asked)
-    assert named and rows == [
+    assert quotable_rows(ERRORS_TABLE, asked).named == [
         "401 — Codi d'error: `token_missing`; Significat: La petició no inclou la capçalera `Authorization`."
     ]
-    assert len(quotable_rows(ERRORS_TABLE, "quins errors pot donar un 401?")[0]) == 3
+    assert len(quotable_rows(ERRORS_TABLE, "quins errors pot donar un 401?").named) == 3
 
 
 def test_no_row_is_spelled_out_when_none_stands_out() -> None:

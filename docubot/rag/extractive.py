@@ -46,8 +46,6 @@ from docubot.rag.focus import (
     asks_quantity,
     deduplicated,
     quotable_rows,
-    rows_asked_by_extreme,
-    rows_offering_instead,
     unit_scores,
     units,
 )
@@ -547,14 +545,12 @@ def _quotable(unit: Unit, question: str) -> tuple[str, list[str]]:
         kind = "step" if STEP.match(unit.text) else unit.kind
         return kind, [LIST_ITEM.sub("", line).strip() for line in unit.text.split("\n") if line.strip()]
     if unit.kind == "table":
-        rows, named = quotable_rows(unit.text, question)
-        instead = rows_offering_instead(unit.text, question) if named else []
-        if instead:
-            return INSTEAD_ROW, rows + instead
-        extreme = [] if named else rows_asked_by_extreme(unit.text, question)
-        if extreme:
-            return EXTREME_ROW, extreme
-        return ("row" if named else DESCRIBED_ROW), rows
+        rows = quotable_rows(unit.text, question)
+        if rows.instead:
+            return INSTEAD_ROW, rows.named + rows.instead
+        if rows.extreme:
+            return EXTREME_ROW, rows.extreme
+        return ("row", rows.named) if rows.named else (DESCRIBED_ROW, rows.every)
     if _sayable_code(unit):
         return unit.kind, [unit.text]
     return unit.kind, []

@@ -200,28 +200,34 @@ def matching_rows(table: str, question: str) -> list[str]:
     return [_spelled_out(header, row) for row in _named(body, question) or _closest_row(body, question)]
 
 
-def quotable_rows(table: str, question: str) -> tuple[list[str], bool]:
-    """The rows of `table` the question names by their label, else every row, spelled out with
-    their column names, and whether they were named: candidates to quote, each scored against the
-    question like a sentence ("quin error surt si no poso la capçalera?" names no row, and its row
-    says "capçalera")."""
+@dataclass(frozen=True)
+class QuotableRows:
+    """The rows of a table an extract may quote for a question, spelled out with their column names."""
+
+    named: list[str]
+    """The rows the question names by their label."""
+    instead: list[str]
+    """When it names rows that all lack what it asks, the rows that have it (`rows_instead`)."""
+    extreme: list[str]
+    """When it names none, the rows it asks for by a least or a most (`extreme_rows`)."""
+    every: list[str]
+
+
+def quotable_rows(table: str, question: str) -> QuotableRows:
+    """The rows of `table` to quote for `question`, the table read once: those it names by their
+    label ("quin error surt si no poso la capçalera?" names none, and every row is scored against
+    it like a sentence: its row says "capçalera"), with those that have what the named ones lack,
+    or those it asks for by a least or a most ("el pla més barat")."""
     header, body = _header_and_body(table)
     named = _named(body, question)
-    return [_spelled_out(header, row) for row in named or body], bool(named)
-
-
-def rows_asked_by_extreme(table: str, question: str) -> list[str]:
-    """The rows of `table` the question asks for by a least or a most ("el pla més barat":
-    `extreme_rows`), spelled out with their column names."""
-    header, body = _header_and_body(table)
-    return [_spelled_out(header, row) for row in extreme_rows(header, body, question)]
-
-
-def rows_offering_instead(table: str, question: str) -> list[str]:
-    """The rows of `table` that have what the question asks when every row it names lacks it
-    (`rows_instead`), spelled out with their column names."""
-    header, body = _header_and_body(table)
-    return [_spelled_out(header, row) for row in rows_instead(header, body, _named(body, question), question)]
+    instead = rows_instead(header, body, named, question) if named else []
+    extreme = [] if named else extreme_rows(header, body, question)
+    return QuotableRows(
+        named=[_spelled_out(header, row) for row in named],
+        instead=[_spelled_out(header, row) for row in instead],
+        extreme=[_spelled_out(header, row) for row in extreme],
+        every=[_spelled_out(header, row) for row in body],
+    )
 
 
 def _header_and_body(table: str) -> tuple[list[str], list[list[str]]]:
