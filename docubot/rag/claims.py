@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 from docubot.rag.numbers import numbers
 from docubot.text import content_stems, fold, sentences, stopwords
+from docubot.text.edits import common_prefix_length
 
 NEGATIONS = frozenset(
     "no not never cannot cant dont doesnt isnt arent wont mai cap ni tampoc tampoco nunca ningun ninguna "
@@ -246,15 +247,8 @@ def _same_word(a: str, b: str) -> bool:
     """Equal, or the same word in a sibling language (Configuració / Configuración)."""
     if a == b:
         return True
-    common = len(_common_prefix(a, b))
+    common = common_prefix_length(a, b)
     return common >= 5 and common >= 0.75 * max(len(a), len(b))
-
-
-def _common_prefix(a: str, b: str) -> str:
-    n = 0
-    while n < min(len(a), len(b)) and a[n] == b[n]:
-        n += 1
-    return a[:n]
 
 
 def _table_rows(text: str) -> list[list[str]]:

@@ -53,6 +53,7 @@ from docubot.rag.numbers import numbers
 from docubot.rag.plans_asked import cut_to_plans, plans_asked
 from docubot.store import Hit
 from docubot.text import DEFAULT_LANGUAGE, content_stems, detect_language, fold, folded_words, question_parts
+from docubot.text.edits import common_prefix_length
 
 MAX_SENTENCES = 3
 PARALLEL_OPENING = 3
@@ -353,7 +354,7 @@ def _without_the_other_case(order: Sequence[int], candidates: Sequence[Passage],
     other_case = set()
     for i in order:
         for j in order:
-            shared = _shared_opening(words[i], words[j])
+            shared = common_prefix_length(words[i], words[j])
             if (
                 i != j
                 and PARALLEL_OPENING <= shared < min(len(words[i]), len(words[j])) - 1
@@ -363,16 +364,6 @@ def _without_the_other_case(order: Sequence[int], candidates: Sequence[Passage],
             ):
                 other_case.add(j)
     return [i for i in order if i not in other_case]
-
-
-def _shared_opening(first: Sequence[str], second: Sequence[str]) -> int:
-    """How many words the two open with alike."""
-    shared = 0
-    for a, b in zip(first, second, strict=False):
-        if a != b:
-            break
-        shared += 1
-    return shared
 
 
 def _is_action(unit: Unit) -> bool:

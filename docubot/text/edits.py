@@ -1,8 +1,9 @@
-"""One-edit neighbours: the typo distance that fuzzy keyword search and spelling correction share."""
+"""One-edit neighbours: the typo distance that fuzzy keyword search and spelling correction share;
+and how long a start two sequences share."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 
 def deletions(term: str) -> set[str]:
@@ -10,11 +11,16 @@ def deletions(term: str) -> set[str]:
     return {term[:i] + term[i + 1 :] for i in range(len(term))}
 
 
+def common_prefix_length(a: Sequence[object], b: Sequence[object]) -> int:
+    """How many items (letters, words) `a` and `b` open with alike."""
+    return next((i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b)))
+
+
 def one_edit_apart(a: str, b: str) -> bool:
     """Damerau-Levenshtein distance exactly 1 (insertion, deletion, substitution or adjacent swap)."""
     if a == b or abs(len(a) - len(b)) > 1:
         return False
-    start = next((i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b)))
+    start = common_prefix_length(a, b)
     if len(a) == len(b):
         swapped = start + 1 < len(a) and a[start] == b[start + 1] and a[start + 1] == b[start]
         return a[start + 1 :] == b[start + 1 :] or (swapped and a[start + 2 :] == b[start + 2 :])
