@@ -576,3 +576,33 @@ def test_a_bank_transfer_question_gets_how_everyone_pays(sample_settings, embedd
     bot = DocuBot(sample_settings, embedder=embedder, chat_model=None)
     answer = bot.ask("¿Podemos pagar por transferencia bancaria? Tenemos el Business con pago mensual")
     assert "SEPA" in answer.answer.resposta and "transferència" in answer.answer.resposta
+
+
+GUESTS = (
+    "[Membres > Convidats externs]\nAls plans Business i Enterprise pots convidar persones externes a un "
+    "únic projecte. Es fa des de *Projecte > Configuració > Membres del projecte > Convida una persona "
+    "externa*. Els convidats externs només veuen aquell projecte."
+)
+
+
+def test_to_a_how_question_a_sentence_saying_what_comes_with_the_next_saying_where() -> None:
+    """Fresh a114: "…com el faig entrar?" got that external people can be invited, not where."""
+    said = extract("com faig entrar una persona externa?", [_hit(GUESTS, 0)], _alike("pots convidar")).text
+    assert said.startswith("Als plans Business") and "Convida una persona externa" in said
+
+
+def test_to_a_question_asking_no_way_the_sentence_saying_where_is_not_added() -> None:
+    said = extract(
+        "els convidats externs es poden convidar?", [_hit(GUESTS, 0)], _alike("pots convidar")
+    ).text
+    assert said.startswith("Als plans Business") and "Membres del projecte" not in said
+
+
+OUTSIDE_CLIENT = "un client nostre ha de poder veure només el seu projecte, sense ser de l'empresa."
+
+
+def test_an_outside_client_gets_where_to_invite_them(sample_settings, embedder) -> None:
+    """Fresh a114 on the real store."""
+    bot = DocuBot(sample_settings, embedder=embedder, chat_model=None)
+    answer = bot.ask(f"{OUTSIDE_CLIENT} com el faig entrar?")
+    assert "Convida una persona externa" in answer.answer.resposta

@@ -23,7 +23,9 @@ introduces, and a table row the question names (said even past three passages, w
 near the best) with every other row of that table it names ("…with a 401?"), and a sentence
 denying something with those of its paragraph that say how only it can be done ("…només és
 possible des de l'aplicació web"), and, to a how question, a sentence using one button instead of
-another ("…**Suspèn** en lloc d'**Elimina**") with the one saying where the other is. Of two
+another ("…**Suspèn** en lloc d'**Elimina**") with the one saying where the other is, and a
+sentence naming no menu path or button with the one after it that names one ("…pots convidar
+persones externes…" / "Es fa des de *Projecte > Configuració > …*"). Of two
 sentences saying what happens in two cases ("Quan passes a un pla superior, …" / "… inferior, …"),
 only the one the question, widened by the synonyms file, asks about is said. A message
 asking several questions gets the passages closest to each of them, from the fragments found for
@@ -339,6 +341,7 @@ def closest(
         *_named_rows(chosen, candidates),
         *_what_can_be_done_instead(chosen, candidates),
         *(_where_the_other_button_is(chosen, candidates) if how else []),
+        *(_where_it_is_done(chosen, candidates) if how else []),
     ]
     return sorted({id(p): p for p in said}.values(), key=_where)
 
@@ -411,6 +414,35 @@ def _before_in_paragraph(passage: Passage, candidates: Sequence[Passage]) -> Pas
         return None
     where = (previous.unit.kind, previous.rank, previous.unit.line)
     return previous if where == ("prose", passage.rank, passage.unit.line) else None
+
+
+def _after_in_paragraph(passage: Passage, candidates: Sequence[Passage]) -> Passage | None:
+    """The sentence after `passage` in its paragraph (None: `passage` ends it, or is no sentence)."""
+    at = next((n for n, p in enumerate(candidates) if p.position == passage.position), len(candidates))
+    following = candidates[at + 1] if at + 1 < len(candidates) else None
+    if following is None or passage.unit.kind != "prose":
+        return None
+    where = (following.unit.kind, following.rank, following.unit.line)
+    return following if where == ("prose", passage.rank, passage.unit.line) else None
+
+
+def _where_it_is_done(chosen: Sequence[Passage], candidates: Sequence[Passage]) -> list[Passage]:
+    """The sentence after each chosen one in its paragraph that says where or how it is done (a
+    menu path, `_MENU_PATH`, or a button to click, `_CLICK`), when the chosen one says neither (said
+    to a how question): "Als plans Business i Enterprise pots convidar persones externes… a un únic
+    projecte…" says what can be done, and "Es fa des de *Projecte > Configuració > … > Convida una
+    persona externa*" how (fresh a114)."""
+    out = []
+    for passage in chosen:
+        following = _after_in_paragraph(passage, candidates)
+        if following is not None and not _says_where(passage.unit) and _says_where(following.unit):
+            out.append(following)
+    return out
+
+
+def _says_where(unit: Unit) -> bool:
+    """`unit` names a menu path or a button to click."""
+    return _MENU_PATH.search(unit.text) is not None or _CLICK.search(fold(unit.text)) is not None
 
 
 def _what_can_be_done_instead(chosen: Sequence[Passage], candidates: Sequence[Passage]) -> list[Passage]:
