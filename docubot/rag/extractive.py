@@ -408,22 +408,22 @@ def _antecedents(chosen: Sequence[Passage], candidates: Sequence[Passage]) -> li
 
 def _before_in_paragraph(passage: Passage, candidates: Sequence[Passage]) -> Passage | None:
     """The sentence before `passage` in its paragraph (None: `passage` opens it, or is no sentence)."""
-    at = next((n for n, p in enumerate(candidates) if p.position == passage.position), 0)
-    previous = candidates[at - 1] if at > 0 else None
-    if previous is None or passage.unit.kind != "prose":
-        return None
-    where = (previous.unit.kind, previous.rank, previous.unit.line)
-    return previous if where == ("prose", passage.rank, passage.unit.line) else None
+    return _beside_in_paragraph(passage, candidates, -1)
 
 
 def _after_in_paragraph(passage: Passage, candidates: Sequence[Passage]) -> Passage | None:
     """The sentence after `passage` in its paragraph (None: `passage` ends it, or is no sentence)."""
-    at = next((n for n, p in enumerate(candidates) if p.position == passage.position), len(candidates))
-    following = candidates[at + 1] if at + 1 < len(candidates) else None
-    if following is None or passage.unit.kind != "prose":
+    return _beside_in_paragraph(passage, candidates, 1)
+
+
+def _beside_in_paragraph(passage: Passage, candidates: Sequence[Passage], step: int) -> Passage | None:
+    """The candidate `step` places from the sentence `passage`, when it is a sentence of its paragraph."""
+    at = next((n for n, p in enumerate(candidates) if p.position == passage.position), None)
+    if at is None or passage.unit.kind != "prose" or not 0 <= at + step < len(candidates):
         return None
-    where = (following.unit.kind, following.rank, following.unit.line)
-    return following if where == ("prose", passage.rank, passage.unit.line) else None
+    beside = candidates[at + step]
+    where = (beside.unit.kind, beside.rank, beside.unit.line)
+    return beside if where == ("prose", passage.rank, passage.unit.line) else None
 
 
 def _where_it_is_done(chosen: Sequence[Passage], candidates: Sequence[Passage]) -> list[Passage]:
