@@ -71,6 +71,8 @@ def test_the_things_a_question_names_are_no_verb_form_and_no_colleague() -> None
         ("Vull que en Jordi pugui editar tasques, es pot fer?", ()),  # a colleague
         ("som 40 a l'oficina, hi ha un màxim d'usuaris al Business?", ()),  # the office is no thing asked for
         ("Puc tallar l'accés d'un treballador durant la baixa per maternitat?", ()),  # nor a leave
+        ("Em recomanes alguna sèrie per veure aquest cap de setmana?", ("serie",)),  # off-topic a083
+        ("Quina vista em recomanes per seguir les tasques?", ()),  # a recommendation the docs can give
         ("Quin temps fa a Barcelona?", ()),  # asks for no thing: the model decides
         ("Is there a dark mode?", ()),  # not the docs' language: the model decides
     ],

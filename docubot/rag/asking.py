@@ -13,10 +13,13 @@ _IS_THERE = (
     r"hi ha|teniu|podeu|existeix|funciona|accepta|admet|suporta|compatible|integracio|integra"
     r"|hay|teneis|podeis|existe|acepta|admite|soporta|integracion"
 )
+_RECOMMEND = r"recomanes|recomaneu|recomanaries|recomana|recomiendas|recomendais|recomienda|recommend"
+"""Asking for a recommendation ("Em recomanes alguna sèrie…?"): whether the docs have one to give."""
 ABILITY = re.compile(rf"\b(?:{_CAN})\b")
 """Whether something can be done ("puc…?", "can I…?", "¿se puede…?")."""
-WHETHER = re.compile(rf"\b(?:{_CAN}|{_IS_THERE})\b")
-"""Whether something can be done or exists ("hi ha…?", "teniu…?", "¿existe…?")."""
+WHETHER = re.compile(rf"\b(?:{_CAN}|{_IS_THERE}|{_RECOMMEND})\b")
+"""Whether something can be done, exists or is recommended ("hi ha…?", "teniu…?", "¿existe…?",
+"em recomanes…?")."""
 CONDITIONS = frozenset("si if quan when cuando mentre while".split())
 """Words opening a clause of condition or time."""
 _SCENE_WORDS = CONDITIONS | frozenset("durant durante mientras abans antes despres despues".split())

@@ -13,9 +13,10 @@ but they usually name something the docs never mention. The signals, per questio
 
 One rule stands beside the model: a question in the docs' language (Catalan or Spanish, where a
 verb form can be told by its infinitive) that asks whether something exists or can be done ("Hi ha
-mode fosc?", "Es pot instal·lar amb Docker?") and names a thing the corpus never mentions is
-refused, whatever its similarity: docs say what a product does, and say "no" only about what they
-name ("L'exportació a PDF no està disponible"). A thing is a content word that is no verb form (its
+mode fosc?", "Es pot instal·lar amb Docker?"), or asks for a recommendation ("Em recomanes alguna
+sèrie…?"), and names a thing the corpus never mentions is refused, whatever its similarity: docs
+say what a product does, and say "no" only about what they name ("L'exportació a PDF no està
+disponible"). A thing is a content word that is no verb form (its
 dictionary form, by simplemma, is no infinitive: "guardar", "munto") and no colleague's name ("en
 Pere", "la Núria"); the verbs are where answerable questions use their own words.
 
