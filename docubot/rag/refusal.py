@@ -16,9 +16,9 @@ verb form can be told by its infinitive) that asks whether something exists or c
 mode fosc?", "Es pot instal·lar amb Docker?"), or asks for a recommendation ("Em recomanes alguna
 sèrie…?"), and names a thing the corpus never mentions is refused, whatever its similarity: docs
 say what a product does, and say "no" only about what they name ("L'exportació a PDF no està
-disponible"). A thing is a content word that is no verb form (its
-dictionary form, by simplemma, is no infinitive: "guardar", "munto") and no colleague's name ("en
-Pere", "la Núria"); the verbs are where answerable questions use their own words.
+disponible"). A thing is a content word that is no verb form (its dictionary form, by simplemma, is
+no infinitive: "guardar", "munto") and no colleague's name ("en Pere", "la Núria"); the verbs are
+where answerable questions use their own words.
 
 For a question not in the corpus's main language, BM25 and the share of unknown words mean little
 (a Spanish question shares few words with Catalan docs), so both are 0 for it. The top1−top2 margin,
