@@ -19,8 +19,17 @@ from docubot.eval.refusal import (
 )
 from docubot.rag.answer import DocuBot
 from docubot.rag.question import EMPTY_QUESTION_OUTCOME, EMPTY_QUESTION_TEXT
-from docubot.rag.refusal import SIGNALS, Refusal, Vocabulary, question_terms, things, unknown_things
+from docubot.rag.refusal import (
+    SIGNALS,
+    Refusal,
+    Vocabulary,
+    question_terms,
+    things,
+    unknown_things,
+    unseen_nearby,
+)
 from docubot.rag.threshold import refusal_model_data, refusal_threshold, write_refusal_model
+from docubot.store import Hit
 from docubot.store.sql import SQLStore
 
 
@@ -92,6 +101,35 @@ def test_a_question_asking_for_a_thing_the_docs_never_name_is_refused(sample_set
     assert result.checks[0]["unknown_things"] == ["fosc"] and result.checks[0]["refuse"] is True
     kept = bot.ask("Puc guardar un filtre per no haver de tornar-lo a muntar?")
     assert kept.outcome == "answered" and "unknown_things" not in kept.checks[0]
+
+
+def test_two_things_asked_for_that_no_passage_found_names_are_unseen_nearby(sample_store) -> None:
+    """The docs use both words elsewhere (unknown_things lets them through); the passages found
+    name neither. One such thing alone is a user's own word, not a missing feature."""
+    found = [
+        Hit(
+            "c1", "La barra lateral mostra la llista de projectes i els preferits.", {"section": "Inici"}, 0.9
+        )
+    ]
+    asked = "hi ha manera d'agrupar els projectes en carpetes per departament a la barra lateral?"
+    assert unknown_things(asked, sample_store, Vocabulary()) == ()
+    assert unseen_nearby(asked, found, sample_store, Vocabulary()) == ("manera", "carpetes", "departament")
+    one = "es poden agrupar els projectes per departament a la barra lateral?"
+    assert unseen_nearby(one, found, sample_store, Vocabulary()) == ()
+    assert unseen_nearby("Is there a folder per department?", found, sample_store, Vocabulary()) == ()
+
+
+def test_a_question_asking_for_things_the_passages_found_never_name_is_refused(
+    sample_settings, embedder
+) -> None:
+    """unseen a186 was answered with the sidebar's description: "carpetes" is the spam folder's
+    word in the docs and "departament" a team's, so the corpus knows both."""
+    bot = DocuBot(sample_settings, embedder=embedder, chat_model=None)
+    result = bot.ask("hi ha manera d'agrupar els projectes en carpetes per departament a la barra lateral?")
+    assert result.outcome == "refused"
+    assert {"carpetes", "departament"} <= set(result.checks[0]["unseen_nearby"])
+    kept = bot.ask("Es pot exportar un informe a pdf per passar-lo al client?")
+    assert kept.outcome == "answered" and "unseen_nearby" not in kept.checks[0]
 
 
 @pytest.mark.parametrize(

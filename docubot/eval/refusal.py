@@ -20,7 +20,15 @@ import numpy as np
 
 from docubot.eval.metrics import auroc
 from docubot.eval.sets import EvalSetError, load_retrieval_set, read_jsonl
-from docubot.rag.refusal import SIGNALS, RefusalModel, Vocabulary, fit, signals, unknown_things
+from docubot.rag.refusal import (
+    SIGNALS,
+    RefusalModel,
+    Vocabulary,
+    fit,
+    signals,
+    unknown_things,
+    unseen_nearby,
+)
 from docubot.store import Hit, VectorStore
 
 Search = Callable[[str, int], list[Hit]]
@@ -102,7 +110,8 @@ def collect(
                 item,
                 signals(item.question, hits, store, vocabulary),
                 max((h.score for h in hits), default=0.0),
-                unknown_things(item.question, store, vocabulary),
+                unknown_things(item.question, store, vocabulary)
+                or unseen_nearby(item.question, hits, store, vocabulary),
             )
         )
         if progress:

@@ -278,6 +278,8 @@ class DocuBot:
         }
         if decision.unknown_things:
             refusal_check["unknown_things"] = list(decision.unknown_things)
+        if decision.unseen_nearby:
+            refusal_check["unseen_nearby"] = list(decision.unseen_nearby)
         result.checks.insert(0, refusal_check)
         if translation.check:
             result.checks.insert(0, translation.check)

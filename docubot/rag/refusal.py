@@ -62,6 +62,8 @@ SIGNALS = (
     "unknown_share",
 )
 PREFIX = 5
+UNSEEN_NEARBY = 2
+"""A whether-question naming this many things that no passage found names is refused."""
 _WORD = re.compile(r"[^\W_][\w·'’-]*[^\W_]|[^\W_]")
 _INFINITIVE = {"ca": re.compile(r"(?:ar|er|ir|re)$"), "es": re.compile(r"(?:ar|er|ir)$")}
 """How an infinitive ends, in the languages whose verb forms the unknown-thing rule tells from things
@@ -130,6 +132,8 @@ class Decision:
     """The values of SIGNALS (none when the cosine floor decided)."""
     unknown_things: tuple[str, ...] = ()
     """The things the question asks about that the corpus never mentions (refused for them)."""
+    unseen_nearby: tuple[str, ...] = ()
+    """The things the question asks about that no passage found names (refused for them)."""
 
 
 class Refusal:
@@ -155,7 +159,8 @@ class Refusal:
         if decision.refuse or self.forced or not hits:
             return decision
         things = unknown_things(asked or question, store, self.vocabulary)
-        return replace(decision, refuse=bool(things), unknown_things=things)
+        unseen = () if things else unseen_nearby(asked or question, hits, store, self.vocabulary)
+        return replace(decision, refuse=bool(things or unseen), unknown_things=things, unseen_nearby=unseen)
 
     def by_retrieval(self, question: str, hits: Sequence[Hit], store: VectorStore, mode: str) -> Decision:
         """The decision of the retrieval signals alone (the refusal model, else the cosine floor),
@@ -221,11 +226,34 @@ def question_terms(question: str) -> Terms:
 def unknown_things(question: str, store: VectorStore, vocabulary: Vocabulary) -> tuple[str, ...]:
     """The things `question` asks whether it can have or do that the corpus never mentions: none
     unless it is in the corpus's language and asks whether something exists or can be done."""
+    asked = _things_asked(question, store, vocabulary)
+    return tuple(word for word in asked if not vocabulary.known(store, word))
+
+
+def unseen_nearby(
+    question: str, hits: Sequence[Hit], store: VectorStore, vocabulary: Vocabulary
+) -> tuple[str, ...]:
+    """The things `question` asks whether it can have or do that none of `hits` names, when there
+    are UNSEEN_NEARBY of them or more (none otherwise): words the docs use elsewhere ("hi ha
+    manera d'agrupar els projectes en carpetes per departament…?": "carpetes" is the spam folder's)."""
+    found = {word for hit in hits for word in _folded_words(f"{hit.metadata.get('section', '')} {hit.text}")}
+    prefixes = {word[:PREFIX] for word in found if len(word) >= PREFIX}
+    unseen = tuple(
+        word
+        for word in _things_asked(question, store, vocabulary)
+        if word not in found and word.rstrip("s") not in found and word[:PREFIX] not in prefixes
+    )
+    return unseen if len(unseen) >= UNSEEN_NEARBY else ()
+
+
+def _things_asked(question: str, store: VectorStore, vocabulary: Vocabulary) -> list[str]:
+    """The things `question` asks whether it can have or do, once each: none unless it is in the
+    corpus's language and asks whether something exists, can be done or is recommended."""
     language = vocabulary.language(store)
     if language not in _INFINITIVE or detect_language(question, fallback=language) != language:
-        return ()
+        return []
     named = [word for asked in _asked_about(question) for word in things(question_terms(asked), language)]
-    return tuple(dict.fromkeys(word for word in named if not vocabulary.known(store, word)))
+    return list(dict.fromkeys(named))
 
 
 def _asked_about(question: str) -> list[str]:
