@@ -122,8 +122,8 @@ def test_two_things_asked_for_that_no_passage_found_names_are_unseen_nearby(samp
 def test_a_question_asking_for_things_the_passages_found_never_name_is_refused(
     sample_settings, embedder
 ) -> None:
-    """unseen a186 was answered with the sidebar's description: "carpetes" is the spam folder's
-    word in the docs and "departament" a team's, so the corpus knows both."""
+    """unseen a186 was answered with the sidebar's description: the docs write "carpeta" of the
+    spam folder and "Departament" in a custom field's example, so the corpus knows both words."""
     bot = DocuBot(sample_settings, embedder=embedder, chat_model=None)
     result = bot.ask("hi ha manera d'agrupar els projectes en carpetes per departament a la barra lateral?")
     assert result.outcome == "refused"
