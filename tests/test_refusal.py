@@ -117,6 +117,9 @@ def test_two_things_asked_for_that_no_passage_found_names_are_unseen_nearby(samp
     one = "es poden agrupar els projectes per departament a la barra lateral?"
     assert unseen_nearby(one, found, sample_store, Vocabulary()) == ()
     assert unseen_nearby("Is there a folder per department?", found, sample_store, Vocabulary()) == ()
+    https = [Hit("c2", "Introdueix la URL de destinació. Ha de ser HTTPS.", {"section": "Webhooks"}, 0.9)]
+    plain = "Puc fer servir una URL http normal per al webhook?"  # "http" begins "https": one unseen
+    assert unseen_nearby(plain, https, sample_store, Vocabulary()) == ()
 
 
 def test_a_question_asking_for_things_the_passages_found_never_name_is_refused(

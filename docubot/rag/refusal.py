@@ -42,7 +42,7 @@ import re
 import threading
 import unicodedata
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from dataclasses import asdict, dataclass, replace
 
 import numpy as np
@@ -238,13 +238,15 @@ def unseen_nearby(
     are UNSEEN_NEARBY of them or more (none otherwise): words the docs use elsewhere ("hi ha
     manera d'agrupar els projectes en carpetes per departament…?": "carpetes" is the spam folder's)."""
     found = {word for hit in hits for word in _folded_words(f"{hit.metadata.get('section', '')} {hit.text}")}
-    prefixes = {word[:PREFIX] for word in found if len(word) >= PREFIX}
-    unseen = tuple(
-        word
-        for word in _things_asked(question, store, vocabulary)
-        if word not in found and word.rstrip("s") not in found and word[:PREFIX] not in prefixes
-    )
+    unseen = tuple(word for word in _things_asked(question, store, vocabulary) if not _named(word, found))
     return unseen if len(unseen) >= UNSEEN_NEARBY else ()
+
+
+def _named(word: str, found: Collection[str]) -> bool:
+    """`found` names `word`: as it is, in the singular, with its first PREFIX letters, or in a longer
+    word that begins with it ("http" in "https")."""
+    stem = word[:PREFIX]
+    return word.rstrip("s") in found or any(other.startswith(stem) for other in found)
 
 
 def _things_asked(question: str, store: VectorStore, vocabulary: Vocabulary) -> list[str]:
