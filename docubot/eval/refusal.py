@@ -20,15 +20,7 @@ import numpy as np
 
 from docubot.eval.metrics import auroc
 from docubot.eval.sets import EvalSetError, load_retrieval_set, read_jsonl
-from docubot.rag.refusal import (
-    SIGNALS,
-    RefusalModel,
-    Vocabulary,
-    fit,
-    signals,
-    unknown_things,
-    unseen_nearby,
-)
+from docubot.rag.refusal import SIGNALS, RefusalModel, Vocabulary, fit, rule_things, signals
 from docubot.store import Hit, VectorStore
 
 Search = Callable[[str, int], list[Hit]]
@@ -105,13 +97,13 @@ def collect(
     rows = []
     for item in questions:
         hits = search(item.question, k)
+        unknown, unseen = rule_things(item.question, hits, store, vocabulary)
         rows.append(
             Row(
                 item,
                 signals(item.question, hits, store, vocabulary),
                 max((h.score for h in hits), default=0.0),
-                unknown_things(item.question, store, vocabulary)
-                or unseen_nearby(item.question, hits, store, vocabulary),
+                unknown + unseen,
             )
         )
         if progress:

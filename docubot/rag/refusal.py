@@ -159,8 +159,7 @@ class Refusal:
         decision = self.by_retrieval(question, hits, store, mode)
         if decision.refuse or self.forced or not hits:
             return decision
-        things = unknown_things(asked or question, store, self.vocabulary)
-        unseen = () if things else unseen_nearby(asked or question, hits, store, self.vocabulary)
+        things, unseen = rule_things(asked or question, hits, store, self.vocabulary)
         return replace(decision, refuse=bool(things or unseen), unknown_things=things, unseen_nearby=unseen)
 
     def by_retrieval(self, question: str, hits: Sequence[Hit], store: VectorStore, mode: str) -> Decision:
@@ -227,8 +226,7 @@ def question_terms(question: str) -> Terms:
 def unknown_things(question: str, store: VectorStore, vocabulary: Vocabulary) -> tuple[str, ...]:
     """The things `question` asks whether it can have or do that the corpus never mentions: none
     unless it is in the corpus's language and asks whether something exists or can be done."""
-    asked = _things_asked(question, store, vocabulary)
-    return tuple(word for word in asked if not vocabulary.known(store, word))
+    return _unknown(_things_asked(question, store, vocabulary), store, vocabulary)
 
 
 def unseen_nearby(
@@ -237,8 +235,27 @@ def unseen_nearby(
     """The things `question` asks whether it can have or do that none of `hits` names, when there
     are UNSEEN_NEARBY of them or more (none otherwise): words the docs use elsewhere ("hi ha
     manera d'agrupar els projectes en carpetes per departament…?": "carpetes" is the spam folder's)."""
+    return _unseen(_things_asked(question, store, vocabulary), hits)
+
+
+def rule_things(
+    question: str, hits: Sequence[Hit], store: VectorStore, vocabulary: Vocabulary
+) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The unknown-thing rule on `question` and its `hits`: the things it asks about that the corpus
+    never mentions (`unknown_things`) and, when there are none, those no hit names
+    (`unseen_nearby`). Either refuses the question; both empty, the rule lets it through."""
+    asked = _things_asked(question, store, vocabulary)
+    unknown = _unknown(asked, store, vocabulary)
+    return unknown, () if unknown else _unseen(asked, hits)
+
+
+def _unknown(asked: Sequence[str], store: VectorStore, vocabulary: Vocabulary) -> tuple[str, ...]:
+    return tuple(word for word in asked if not vocabulary.known(store, word))
+
+
+def _unseen(asked: Sequence[str], hits: Sequence[Hit]) -> tuple[str, ...]:
     found = {word for hit in hits for word in _folded_words(f"{hit.metadata.get('section', '')} {hit.text}")}
-    unseen = tuple(word for word in _things_asked(question, store, vocabulary) if not _named(word, found))
+    unseen = tuple(word for word in asked if not _named(word, found))
     return unseen if len(unseen) >= UNSEEN_NEARBY else ()
 
 
