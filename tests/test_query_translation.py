@@ -9,7 +9,10 @@ import json
 import pytest
 
 from docubot.llm import ProviderError
+from docubot.llm.base import EMBEDDED_PROVIDER
 from docubot.rag.answer import DocuBot
+from docubot.rag.query_translation import translate_through
+from docubot.rag.translate import TRANSLATOR_SYSTEM
 from tests.fakes import ScriptedModel
 
 LOCKOUT_URL = "wiki/administracio/seguretat-i-acces"
@@ -92,8 +95,9 @@ def test_without_translation_the_english_question_misses_the_section(bot) -> Non
         (translation("Quant " * 80), "longer than"),
         (translation("El bloqueig dura 15 minuts."), "not a question"),  # answered, not translated
         ("not json at all", "translation"),
+        (translation("Com eliminar un projecte?"), "the instruction's example"),  # tune a194's
     ],
-    ids=["added-name", "added-number", "untranslated", "runaway", "answered", "broken"],
+    ids=["added-name", "added-number", "untranslated", "runaway", "answered", "broken", "example"],
 )
 def test_a_bad_translation_is_not_used(bot, reply, why) -> None:
     model = ScriptedModel([reply, answer_from_last_fragment])
@@ -179,3 +183,81 @@ def test_a_wrong_translation_does_not_hide_what_the_asked_words_find(bot) -> Non
     assert result.checks[0]["text"] == wrong
     assert result.retrieval.question == wrong and result.retrieval.timings_ms["embed"] == 0
     assert sections(result)[0] == "Plans i facturació > Comparativa de plans"
+
+
+class EmbeddedScript(ScriptedModel):
+    """A scripted model that DocuBot takes for the embedded one (by its name, as it takes a wrapper)."""
+
+    name = f"{EMBEDDED_PROVIDER}/scripted"
+
+
+# tune a056, the real model's translations: searched with the direct one, the section on report
+# data's refresh came 3rd; with the one through Spanish beside it, 1st (README, stop 48)
+REFRESH = "How often is the data in reports refreshed?"
+REFRESH_SECTION = "Informes i exportació > Limitacions"
+DIRECT = "Quan es refresca la dades en els reports?"
+SPANISH = "¿Cuál es la frecuencia con la que se actualiza el datos en los informes?"
+THROUGH_SPANISH = "Quina és la freqüència amb la que es actualitzan els dades en els informes?"
+
+
+def test_an_english_question_is_translated_through_spanish_too_for_the_embedded_model(bot) -> None:
+    untranslated = [echo] * 30  # the extract's translation into English fails: it stands as written
+    steps = [translation(DIRECT), translation(SPANISH), translation(THROUGH_SPANISH), *untranslated]
+    model = EmbeddedScript(steps)
+    result = bot(model).ask(REFRESH)
+    asked = [request.messages[0].content.split(". Do not", 1)[0] for request in model.requests[:3]]
+    assert asked == [
+        "Translate the English question below into Catalan",
+        "Translate the English question below into Spanish (castellano)",
+        "Translate the Spanish (castellano) question below into Catalan",
+    ]
+    check = result.checks[0]
+    assert check["text"] == DIRECT and check["also"] == {
+        "check": "query_translation",
+        "from": "en",
+        "through": "es",
+        "to": "ca",
+        "ok": True,
+        "text": THROUGH_SPANISH,
+        "es": SPANISH,
+    }
+    assert result.retrieval.question == DIRECT  # the refusal, focus and extract read the first one
+    assert sections(result)[0] == REFRESH_SECTION
+    assert "15 minuts" in result.answer.resposta
+
+
+def test_the_first_translation_alone_finds_the_refresh_section_lower(bot) -> None:
+    """What the second translation is for. A hosted model translates once."""
+    model = ScriptedModel([translation(DIRECT), answer_from_last_fragment])
+    result = bot(model).ask(REFRESH)
+    assert "also" not in result.checks[0]
+    assert not any("Spanish" in request.messages[0].content[:80] for request in model.requests)
+    assert sections(result)[0] != REFRESH_SECTION and REFRESH_SECTION in sections(result)
+
+
+def test_the_refusal_reads_the_search_by_the_first_translation_alone(bot) -> None:
+    """Blind a156 with the real model: refused with one translation, answered from the Slack page
+    once the second was searched beside it (P 0.53, threshold 0.50): the decision's signals were
+    calibrated on a search by one text, and BM25 scores two texts higher."""
+    steps = [
+        translation("Pots ajudar-me a escriure un missatge de cumpleaños per a la tia?"),
+        translation("¿Podrías ayudarme a escribir un mensaje de cumpleaños para mi hermana?"),
+        translation("Pots ajudarme a escriure un missatge de cumpleaños per a la meva hermana?"),
+    ]
+    model = EmbeddedScript(steps)
+    result = bot(model).ask("can you help me write a birthday message for my sister?")
+    assert result.checks[0]["also"]["ok"] is True and model.calls == 3
+    assert result.outcome == "refused", result.checks[1]
+
+
+def test_a_translation_through_spanish_that_fails_its_second_step_searches_the_spanish() -> None:
+    model = ScriptedModel([translation(SPANISH), translation("Com elimino un projecte?")])
+    through = translate_through(REFRESH, "en", "es", "ca", model, TRANSLATOR_SYSTEM, 0.1)
+    assert through.text == SPANISH and through.check["why"] == "the instruction's example"
+
+
+def test_a_translation_through_spanish_that_fails_its_first_step_is_none() -> None:
+    model = ScriptedModel([translation("¿Cómo puedo eliminar un proyecto?")])  # tune a194's
+    through = translate_through(REFRESH, "en", "es", "ca", model, TRANSLATOR_SYSTEM, 0.1)
+    assert through.text is None and through.check["why"] == "es: the instruction's example"
+    assert model.calls == 1

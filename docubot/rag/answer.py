@@ -63,7 +63,7 @@ from docubot.rag.prompt import (
     system_prompt,
     user_message,
 )
-from docubot.rag.query_translation import QueryTranslation, translate_query
+from docubot.rag.query_translation import THROUGH, QueryTranslation, translate_query, translate_through
 from docubot.rag.question import (
     EMPTY_QUESTION_OUTCOME,
     checked_question,
@@ -72,7 +72,7 @@ from docubot.rag.question import (
 )
 from docubot.rag.question import QuestionError as QuestionError  # re-exported: callers import it here
 from docubot.rag.repair import anchored, denied_reply, model_refused, unheeded_denial
-from docubot.rag.retrieve import ALL_VERSIONS, LATEST, Mode, RetrievalResult, build_filters, halfway
+from docubot.rag.retrieve import ALL_VERSIONS, LATEST, Mode, RetrievalResult, build_filters, mean_direction
 from docubot.rag.stream_json import FieldStreamer
 from docubot.rag.translate import (
     PIVOT,
@@ -255,12 +255,14 @@ class DocuBot:
             filters=filters,
             mode=mode,
             query_vector=self._query_vector(standalone, translation, probe),
+            also=translation.also or "",
         )
         hits: list[Hit] = list(retrieval.hits)
         retrieval_ms = _ms_since(started)
         best = retrieval.best_similarity
         status(f"retrieval: {len(hits)} chunks, best similarity {best:.3f}")
-        decision = self.refusal.decide(searched, hits, self.store, mode or self.retriever.mode, standalone)
+        judged = self._judged_hits(retrieval, translation, standalone, probe)
+        decision = self.refusal.decide(searched, judged, self.store, mode or self.retriever.mode, standalone)
         if decision.refuse:
             result = AskResult(refusal(), [], "refused", _provider(model))
             if on_text:
@@ -306,7 +308,8 @@ class DocuBot:
 
     def _translated_query(self, question: str, model: ChatModel | None, status: Status) -> QueryTranslation:
         """`question` in the docs' language for retrieval, when it is asked in another one and a
-        chat model can translate it (`text` None otherwise: search with the question itself)."""
+        chat model can translate it (`text` None otherwise: search with the question itself); for
+        the embedded model, also through the language `THROUGH` names for the pair (`also`)."""
         if model is None or not self.settings.translate_queries:
             return QueryTranslation(None, {})
         target = self.refusal.vocabulary.language(self.store)
@@ -315,17 +318,43 @@ class DocuBot:
             return QueryTranslation(None, {})
         status(f"translating the question into {target} for the search…")
         started = time.perf_counter()
+        system, names = self._translating_system(model), self.refusal.vocabulary.names(self.store)
         translation = translate_query(
-            question,
-            source,
-            target,
-            model,
-            self._translating_system(model),
-            self.settings.temperature,
-            self.refusal.vocabulary.names(self.store),
+            question, source, target, model, system, self.settings.temperature, names
         )
+        via = THROUGH.get((source, target))
+        if via is not None and translation.text is not None and is_embedded(model):
+            status(f"translating the question through {via} as well…")
+            second = translate_through(
+                question, source, via, target, model, system, self.settings.temperature, names
+            )
+            translation = replace(
+                translation,
+                check={**translation.check, "also": second.check},
+                input_tokens=translation.input_tokens + second.input_tokens,
+                output_tokens=translation.output_tokens + second.output_tokens,
+                also=second.text,
+            )
         translation.check["ms"] = _ms_since(started)
         return translation
+
+    def _judged_hits(
+        self, retrieval: RetrievalResult, translation: QueryTranslation, asked: str, probe: Probe | None
+    ) -> list[Hit]:
+        """The hits the refusal decision reads: with a second translation searched beside the first,
+        those the first finds alone. The decision was calibrated on searches by one text, and BM25
+        scores a query of two translations higher ("can you help me write a birthday message for
+        my sister?" went from refused to answered, P 0.53 against a threshold of 0.50)."""
+        if not translation.also:
+            return list(retrieval.hits)
+        alone = self.retriever.search(
+            retrieval.question,
+            version=ALL_VERSIONS,  # the filters hold the version choice already
+            filters=retrieval.filters,
+            mode=retrieval.mode,
+            query_vector=self._query_vector(asked, replace(translation, also=None), probe),
+        )
+        return list(alone.hits)
 
     def _query_vector(
         self, asked: str, translation: QueryTranslation, probe: Probe | None
@@ -341,7 +370,8 @@ class DocuBot:
         embedder = self.retriever.embedder
         if asked_vector is None:
             asked_vector = embedder.embed_query(asked)
-        return halfway(embedder.embed_query(translation.text), asked_vector)
+        translated = [embedder.embed_query(text) for text in (translation.text, translation.also) if text]
+        return mean_direction([*translated, asked_vector])
 
     # -- steps ----------------------------------------------------------------------------------
     def _probe_cache(

@@ -152,10 +152,12 @@ class Retriever:
         mode: Mode | None = None,
         k: int | None = None,
         query_vector: np.ndarray | None = None,
+        also: str = "",
     ) -> RetrievalResult:
         """The best `k` (default `top_k`) chunks for `question` under `version` and `filters`, by
         `mode` (default the configured one). `query_vector` is the question's embedding when the
-        caller already has it (the cache probe), so a question is embedded once."""
+        caller already has it (the cache probe), so a question is embedded once. `also`: another
+        wording of the question that BM25 reads beside it (a second translation)."""
         mode = mode or self.mode
         k = k or self.top_k
         if mode != "dense" and self.keyword_index is None:
@@ -172,7 +174,8 @@ class Retriever:
             vector = halfway(self.embedder.embed_query(embedded), vector)
         timings = {"embed": _ms_since(started) if query_vector is None or embedded != question else 0.0}
         mark = time.perf_counter()
-        hits = self._ranked(widened, vector, mode, query_filters, max(k, CANDIDATES) if self.stages else k)
+        keywords = widen(f"{question} {also}") if also else widened
+        hits = self._ranked(keywords, vector, mode, query_filters, max(k, CANDIDATES) if self.stages else k)
         timings["rank"] = _ms_since(mark)
         for stage in self.stages:
             mark = time.perf_counter()
@@ -271,7 +274,12 @@ def _standardised(ranking: Sequence[tuple[str, float]]) -> dict[str, float]:
 
 def halfway(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """The unit vector halfway between two unit vectors (a query searched by two texts)."""
-    mixed = a + b
+    return mean_direction((a, b))
+
+
+def mean_direction(vectors: Sequence[np.ndarray]) -> np.ndarray:
+    """The unit vector along the sum of unit vectors (a query searched by several texts)."""
+    mixed = np.sum(vectors, axis=0)
     return mixed / np.linalg.norm(mixed)
 
 
