@@ -11,7 +11,9 @@ A translation that is empty, too long, in the wrong language, not a question, th
 or that adds or loses a name is not used: a name capitalised in the question, or a word the docs
 write only as a name, however the question writes it ("whats the storage cap on enterprise?" became
 "Quina capa de stockage té l'entitat?", and its search missed the plans table). Translating into
-Catalan, the embedded model may not write the Spanish words it wrote instead (`AVOID`).
+Catalan, the embedded model may not write the Spanish words it wrote instead (`AVOID`). With the
+embedded model an English question is also translated through Spanish (`THROUGH`), which it
+translates into Catalan far better, and retrieval searches both translations (`also`).
 """
 
 from __future__ import annotations
