@@ -360,10 +360,11 @@ class DocuBot:
         self, asked: str, translation: QueryTranslation, probe: Probe | None
     ) -> np.ndarray | None:
         """The embedding to search with (None: the searched text's own). The cache probe's for a
-        question searched as asked; for a translated one, the mean of the translation's and the
-        asked question's, so a wrong translation ("manager d'acordament" for "dedicated account
-        manager") hides nothing the asked words find. BM25 reads the translation alone: words of
-        another language than the docs' match nothing there, or the wrong thing."""
+        question searched as asked; for a translated one, the mean of the translation's (both
+        translations', with a second one) and the asked question's, so a wrong translation
+        ("manager d'acordament" for "dedicated account manager") hides nothing the asked words
+        find. BM25 reads the translations alone: words of another language than the docs' match
+        nothing there, or the wrong thing."""
         asked_vector = probe.vector if probe is not None else None
         if translation.text is None:
             return asked_vector
