@@ -235,6 +235,14 @@ def test_the_first_translation_alone_finds_the_refresh_section_lower(bot) -> Non
     assert sections(result)[0] != REFRESH_SECTION and REFRESH_SECTION in sections(result)
 
 
+def test_no_second_translation_is_made_when_the_first_is_not_used(bot) -> None:
+    untranslated = [echo] * 30
+    model = EmbeddedScript([translation("Com elimino un projecte?"), *untranslated])
+    result = bot(model).ask(REFRESH)
+    assert result.checks[0]["why"] == "the instruction's example" and "also" not in result.checks[0]
+    assert not any("Spanish" in request.messages[0].content[:80] for request in model.requests)
+
+
 def test_the_refusal_reads_the_search_by_the_first_translation_alone(bot) -> None:
     """Blind a156 with the real model: refused with one translation, answered from the Slack page
     once the second was searched beside it (P 0.53, threshold 0.50): the decision's signals were
