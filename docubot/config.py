@@ -87,7 +87,8 @@ class Settings(BaseSettings):
     translate_queries: bool = Field(
         True,
         description="Translate a question asked in another language than the docs' into theirs "
-        "for retrieval (one short chat-model call; docs/answering.md).",
+        "for retrieval (one short chat-model call; three for an English question with the embedded "
+        "model, which also translates it through Spanish; docs/answering.md).",
     )
     answer_from: Literal["auto", "model", "extract"] = Field(
         "auto",
