@@ -249,19 +249,20 @@ class DocuBot:
             return result
         translation = self._translated_query(standalone, model, status)
         searched = translation.text or standalone
+        vector, first_alone = self._query_vectors(standalone, translation, probe)
         retrieval = self.retriever.search(
             searched,
             version=version,
             filters=filters,
             mode=mode,
-            query_vector=self._query_vector(standalone, translation, probe),
+            query_vector=vector,
             also=translation.also or "",
         )
         hits: list[Hit] = list(retrieval.hits)
         retrieval_ms = _ms_since(started)
         best = retrieval.best_similarity
         status(f"retrieval: {len(hits)} chunks, best similarity {best:.3f}")
-        judged = self._judged_hits(retrieval, translation, standalone, probe)
+        judged = self._judged_hits(retrieval, first_alone)
         decision = self.refusal.decide(searched, judged, self.store, mode or self.retriever.mode, standalone)
         if decision.refuse:
             result = AskResult(refusal(), [], "refused", _provider(model))
@@ -338,41 +339,44 @@ class DocuBot:
         translation.check["ms"] = _ms_since(started)
         return translation
 
-    def _judged_hits(
-        self, retrieval: RetrievalResult, translation: QueryTranslation, asked: str, probe: Probe | None
-    ) -> list[Hit]:
-        """The hits the refusal decision reads: with a second translation searched beside the first,
-        those the first finds alone. The decision was calibrated on searches by one text, and BM25
-        scores a query of two translations higher ("can you help me write a birthday message for
-        my sister?" went from refused to answered, P 0.53 against a threshold of 0.50)."""
-        if not translation.also:
+    def _judged_hits(self, retrieval: RetrievalResult, first_alone: np.ndarray | None) -> list[Hit]:
+        """The hits the refusal decision reads: with a second translation searched beside the first
+        (`first_alone`, the embedding of the first and the asked question), those the first finds
+        alone. The decision was calibrated on searches by one text, and BM25 scores a query of two
+        translations higher ("can you help me write a birthday message for my sister?" went from
+        refused to answered, P 0.53 against a threshold of 0.50)."""
+        if first_alone is None:
             return list(retrieval.hits)
         alone = self.retriever.search(
             retrieval.question,
             version=ALL_VERSIONS,  # the filters hold the version choice already
             filters=retrieval.filters,
             mode=retrieval.mode,
-            query_vector=self._query_vector(asked, replace(translation, also=None), probe),
+            query_vector=first_alone,
         )
         return list(alone.hits)
 
-    def _query_vector(
+    def _query_vectors(
         self, asked: str, translation: QueryTranslation, probe: Probe | None
-    ) -> np.ndarray | None:
-        """The embedding to search with (None: the searched text's own). The cache probe's for a
-        question searched as asked; for a translated one, the mean of the translation's (both
-        translations', with a second one) and the asked question's, so a wrong translation
-        ("manager d'acordament" for "dedicated account manager") hides nothing the asked words
-        find. BM25 reads the translations alone: words of another language than the docs' match
-        nothing there, or the wrong thing."""
+    ) -> tuple[np.ndarray | None, np.ndarray | None]:
+        """The embedding to search with (None: the searched text's own) and, when a second
+        translation is searched beside the first, the one the first is searched with alone (None
+        otherwise; `_judged_hits`). The cache probe's for a question searched as asked; for a
+        translated one, the mean of the translation's (both translations', with a second one) and
+        the asked question's, so a wrong translation ("manager d'acordament" for "dedicated account
+        manager") hides nothing the asked words find. BM25 reads the translations alone: words of
+        another language than the docs' match nothing there, or the wrong thing."""
         asked_vector = probe.vector if probe is not None else None
         if translation.text is None:
-            return asked_vector
+            return asked_vector, None
         embedder = self.retriever.embedder
         if asked_vector is None:
             asked_vector = embedder.embed_query(asked)
-        translated = [embedder.embed_query(text) for text in (translation.text, translation.also) if text]
-        return mean_direction([*translated, asked_vector])
+        first = embedder.embed_query(translation.text)
+        first_alone = mean_direction([first, asked_vector])
+        if not translation.also:
+            return first_alone, None
+        return mean_direction([first, embedder.embed_query(translation.also), asked_vector]), first_alone
 
     # -- steps ----------------------------------------------------------------------------------
     def _probe_cache(

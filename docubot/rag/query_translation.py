@@ -26,7 +26,7 @@ from typing import Any
 from docubot.llm import ChatModel, ChatRequest, Message, ProviderError, complete
 from docubot.rag.contract import ContractError
 from docubot.rag.numbers import numbers
-from docubot.rag.refusal import question_terms
+from docubot.rag.refusal import PREFIX, question_terms
 from docubot.rag.translate import LANGUAGE_NAMES, parse_translation, translation_schema
 from docubot.text import fold, guess_language
 
@@ -144,8 +144,6 @@ EXAMPLES = {
     "en": "How do I delete a project?",
 }
 """One question in each language, for the instruction's examples."""
-GIST = 5
-"""The first letters of a word that say which word it is ("elimino", "eliminar")."""
 AVOID: dict[str, tuple[str, ...]] = {
     "ca": tuple(
         (
@@ -197,6 +195,7 @@ def _problem(question: str, text: str, source: str, target: str, names: Collecti
 
 
 def _gist(text: str) -> set[str]:
-    """The first GIST letters of each word of `text` at least that long (folded): a translation
+    """The first PREFIX letters of each word of `text` at least that long (folded), which say which
+    word it is, as they do for the refusal's vocabulary ("elimino", "eliminar"): a translation
     holding all of the example's, of a question holding none of them, wrote the example back."""
-    return {word[:GIST] for word in re.findall(r"\w+", fold(text)) if len(word) >= GIST}
+    return {word[:PREFIX] for word in re.findall(r"\w+", fold(text)) if len(word) >= PREFIX}
