@@ -119,6 +119,27 @@ def test_streamed_text_is_the_answer_text(bot) -> None:
     assert "".join(pieces) == result.answer.resposta == 'Ves a "Informes > Exportar".\nPDF no.'
 
 
+def test_time_to_first_token_runs_from_the_question_for_every_kind_of_answer(
+    bot, sample_settings, embedder
+) -> None:
+    """The eval's and the call log's first token: a streamed answer's first words, after the search
+    (before, the model's own first token, from the call's start); an answer made at once (the
+    extract, a refusal) when it is whole (before, none)."""
+    generating = bot(ScriptedModel([reply()]))
+    extracting = DocuBot(sample_settings, embedder=embedder, chat_model=None)
+    asked = [
+        (generating, PDF, "answered"),
+        (generating, "Què en penseu de l'últim fitxatge del Reial Madrid?", "refused"),
+        (extracting, PDF, "answered"),
+    ]
+    for docubot, question, outcome in asked:
+        result = docubot.ask(question)
+        timings = result.timings_ms
+        assert result.outcome == outcome
+        assert timings["retrieval"] <= timings["first_token"] <= timings["total"]
+        assert logged(docubot, result.call_id).first_token_ms == timings["first_token"]
+
+
 def test_transient_errors_are_retried_then_answered(bot) -> None:
     model = ScriptedModel(
         [ProviderError("503", transient=True), ProviderError("429", transient=True), reply()]

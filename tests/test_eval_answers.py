@@ -97,3 +97,20 @@ def test_each_split_is_summarised_on_its_own() -> None:
     assert flat["tune.fully_correct"] == 1.0 and flat["holdout.fully_correct"] == 0.0
     table = answers_markdown(outcomes, "fake", "t")
     assert "| measure | all | tune | holdout |" in table and "| fully_correct | 0.5 | 1.0 | 0.0 |" in table
+
+
+def test_each_language_is_summarised_on_its_own() -> None:
+    """English and Spanish answers are the docs' Catalan translated back: their share right and
+    their time to first token are read apart from the Catalan ones."""
+    spanish = case("¿Cuánto cuesta el plan Business?", "es", facts=["12 €"])
+    catalan = AnswerCase("a2", "Quant costa el Business?", "ca", True, spanish.gold, ("12 €",), (), "table")
+    replies = {spanish.question: answered("Cuesta 12 € al mes."), catalan.question: answered("Costa 6 €.")}
+    replies[catalan.question].timings_ms.update(first_token=300.0)
+    outcomes = evaluate_answers([spanish, catalan], replies.__getitem__)
+    flat = flat_summary(outcomes)
+    assert flat["lang.es.fully_correct"] == 1.0 and flat["lang.ca.fully_correct"] == 0.0
+    assert flat["lang.es.first_token_p50_ms"] == 1200.0 and flat["lang.ca.first_token_p50_ms"] == 300.0
+    table = answers_markdown(outcomes, "fake", "t")
+    assert "| measure | all | asked in ca | asked in es |" in table
+    alone = flat_summary(evaluate_answers([spanish], replies.__getitem__))
+    assert not any(key.startswith("lang.") for key in alone)

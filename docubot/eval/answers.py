@@ -164,21 +164,35 @@ def split_summaries(outcomes: Sequence[AnswerOutcome]) -> dict[str, dict[str, fl
     return {split: answers_summary([o for o in outcomes if o.case.split == split]) for split in splits}
 
 
+def language_summaries(outcomes: Sequence[AnswerOutcome]) -> dict[str, dict[str, float | int | None]]:
+    """`answers_summary` of the questions asked in each language, when they are asked in several:
+    an answer translated back from the docs' language, and its time to first token, differ by
+    the language asked."""
+    languages = sorted({o.case.lang for o in outcomes if o.case.lang})
+    if len(languages) < 2:
+        return {}
+    return {lang: answers_summary([o for o in outcomes if o.case.lang == lang]) for lang in languages}
+
+
 def flat_summary(outcomes: Sequence[AnswerOutcome]) -> dict[str, float | int | None]:
-    """The summary, then each split's under `<split>.` (`holdout.fully_correct`): the `--json` keys."""
+    """The summary, then each split's under `<split>.` (`holdout.fully_correct`) and each
+    language's under `lang.<code>.` (`lang.en.first_token_p50_ms`): the `--json` keys."""
     flat = answers_summary(outcomes)
     for split, summary in split_summaries(outcomes).items():
         flat.update({f"{split}.{name}": value for name, value in summary.items()})
+    for lang, summary in language_summaries(outcomes).items():
+        flat.update({f"lang.{lang}.{name}": value for name, value in summary.items()})
     return flat
 
 
 def answers_markdown(outcomes: Sequence[AnswerOutcome], provider: str, title: str) -> str:
     summary = answers_summary(outcomes)
-    splits = split_summaries(outcomes)
+    parts = {**split_summaries(outcomes)}
+    parts.update({f"asked in {lang}": values for lang, values in language_summaries(outcomes).items()})
     lines = [f"# {title}", "", f"Provider: {provider}.", ""]
-    lines += ["| measure | all |" + "".join(f" {s} |" for s in splits), "|---|---|" + "---|" * len(splits)]
+    lines += ["| measure | all |" + "".join(f" {p} |" for p in parts), "|---|---|" + "---|" * len(parts)]
     lines += [
-        f"| {name} | {value} |" + "".join(f" {splits[s][name]} |" for s in splits)
+        f"| {name} | {value} |" + "".join(f" {parts[p][name]} |" for p in parts)
         for name, value in summary.items()
     ]
     lines += [

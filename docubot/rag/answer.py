@@ -227,14 +227,16 @@ class DocuBot:
         """Answer `question` from the docs. `on_text` receives the answer text as it streams;
         `mode` overrides the configured retrieval mode (dense, bm25, hybrid); `context` carries a
         conversation's history, profile and standalone rewrite; `chat_model` stands in for the
-        bot's own model for this call (a conversation passes its usage meter wrapping it)."""
+        bot's own model for this call (a conversation passes its usage meter wrapping it). The
+        result's `timings_ms["first_token"]` is when the answer's first words came (`FirstText`)."""
         question = self._validated(question)
         context = context or TurnContext()
         model = self.chat_model if chat_model is None else chat_model
         status = on_status or (lambda _: None)
         started = time.perf_counter()
+        shown = FirstText(on_text, started)
         if is_content_free(question):
-            return self._please_ask(question, build_filters(version, filters), on_text, context)
+            return self._please_ask(question, build_filters(version, filters), shown, context)
         self.retriever.check_model()
         query_filters = build_filters(version, filters)
         standalone = context.retrieval_question or question
@@ -242,9 +244,8 @@ class DocuBot:
         if probe is not None and probe.hit is not None:
             result = _from_cache(probe.hit)
             status(f"answer from the {probe.hit.kind} cache")  # never the cached words: maybe another user's
-            if on_text:
-                on_text(result.answer.resposta)
-            result.timings_ms.update(total=_ms_since(started))
+            shown(result.answer.resposta)
+            result.timings_ms.update(total=_ms_since(started), **shown.timings())
             self._log(question, query_filters, result, context)
             return result
         translation = self._translated_query(standalone, model, status)
@@ -266,14 +267,12 @@ class DocuBot:
         decision = self.refusal.decide(searched, judged, self.store, mode or self.retriever.mode, standalone)
         if decision.refuse:
             result = AskResult(refusal(), [], "refused", _provider(model))
-            if on_text:
-                on_text(result.answer.resposta)
+            shown(result.answer.resposta)
         elif model is None or self.answers_from_extract(model):
             result = self._extracted(question, searched, retrieval, model, status)
-            if on_text:
-                on_text(result.answer.resposta)
+            shown(result.answer.resposta)
         else:
-            result = self._generate(question, searched, retrieval, model, on_text, status, context)
+            result = self._generate(question, searched, retrieval, model, shown, status, context)
         refusal_check: dict[str, Any] = {
             "check": "refusal",
             "refuse": decision.refuse,
@@ -290,7 +289,7 @@ class DocuBot:
             result.usage.output_tokens += translation.output_tokens
             result.timings_ms["query_translation"] = translation.check["ms"]
         result.retrieval = retrieval
-        result.timings_ms.update(retrieval=retrieval_ms, total=_ms_since(started))
+        result.timings_ms.update(retrieval=retrieval_ms, total=_ms_since(started), **shown.timings())
         self._remember(probe, result)
         self._log(question, query_filters, result, context, searched)
         return result
@@ -433,16 +432,12 @@ class DocuBot:
         )
 
     def _please_ask(
-        self,
-        question: str,
-        filters: dict[str, Any],
-        on_text: Callable[[str], None] | None,
-        context: TurnContext,
+        self, question: str, filters: dict[str, Any], shown: FirstText, context: TurnContext
     ) -> AskResult:
         """A content-free question ("?", "..."): ask for a real one; no lookup, no cache, no model."""
         result = AskResult(please_ask(self.settings.categories), [], EMPTY_QUESTION_OUTCOME, self.provider)
-        if on_text:
-            on_text(result.answer.resposta)
+        shown(result.answer.resposta)
+        result.timings_ms.update(shown.timings())
         self._log(question, filters, result, context)
         return result
 
@@ -1091,3 +1086,25 @@ def _answer_text_forwarder(on_text: Callable[[str], None] | None) -> Callable[[s
 
 def _ms_since(start: float) -> float:
     return round((time.perf_counter() - start) * 1000, 1)
+
+
+class FirstText:
+    """Hands the answer's text on to `on_text` (when there is one) and notes when its first words
+    came, in ms since `started`: a streamed answer's first token, or the whole answer when it is
+    made at once (an extract and its translation, a refusal, a cached answer). The eval's and the
+    call log's time to first token is this, for every answer."""
+
+    def __init__(self, on_text: Callable[[str], None] | None, started: float) -> None:
+        self.on_text = on_text
+        self.started = started
+        self.ms: float | None = None
+
+    def __call__(self, text: str) -> None:
+        if text and self.ms is None:
+            self.ms = _ms_since(self.started)
+        if self.on_text is not None:
+            self.on_text(text)
+
+    def timings(self) -> dict[str, float]:
+        """`{"first_token": ms}` once text came, else nothing."""
+        return {} if self.ms is None else {"first_token": self.ms}
