@@ -123,8 +123,8 @@ def test_time_to_first_token_runs_from_the_question_for_every_kind_of_answer(
     bot, sample_settings, embedder
 ) -> None:
     """The eval's and the call log's first token: a streamed answer's first words, after the search
-    (before, the model's own first token, from the call's start); an answer made at once (the
-    extract, a refusal) when it is whole (before, none)."""
+    (before, the model's own first token, from the call's start, now `model_first_token`); an
+    answer made at once (the extract, a refusal) when it is whole (before, none)."""
     generating = bot(ScriptedModel([reply()]))
     extracting = DocuBot(sample_settings, embedder=embedder, chat_model=None)
     asked = [
@@ -138,6 +138,7 @@ def test_time_to_first_token_runs_from_the_question_for_every_kind_of_answer(
         assert result.outcome == outcome
         assert timings["retrieval"] <= timings["first_token"] <= timings["total"]
         assert logged(docubot, result.call_id).first_token_ms == timings["first_token"]
+        assert ("model_first_token" in timings) == (docubot is generating and outcome == "answered")
 
 
 def test_transient_errors_are_retried_then_answered(bot) -> None:

@@ -228,7 +228,8 @@ class DocuBot:
         `mode` overrides the configured retrieval mode (dense, bm25, hybrid); `context` carries a
         conversation's history, profile and standalone rewrite; `chat_model` stands in for the
         bot's own model for this call (a conversation passes its usage meter wrapping it). The
-        result's `timings_ms["first_token"]` is when the answer's first words came (`FirstText`)."""
+        result's `timings_ms["first_token"]` is when the answer's first words came (`FirstText`);
+        a generated answer's `model_first_token`, when its model call's first token came."""
         question = self._validated(question)
         context = context or TurnContext()
         model = self.chat_model if chat_model is None else chat_model
@@ -548,7 +549,7 @@ class DocuBot:
             asked_again["checks"] = True
             status(f"the answer was withdrawn ({verdict.problem}); asking again…")
             request = _correction(request, completion.text, verdict.note)
-        timings = {"first_token": first_token * 1000} if first_token is not None else {}
+        timings = {"model_first_token": first_token * 1000} if first_token is not None else {}
         if output is None:
             result = self._fallback(  # a provider that is down is not asked to translate
                 question,
