@@ -187,8 +187,8 @@ def flat_summary(outcomes: Sequence[AnswerOutcome]) -> dict[str, float | int | N
 
 def answers_markdown(outcomes: Sequence[AnswerOutcome], provider: str, title: str) -> str:
     summary = answers_summary(outcomes)
-    parts = {**split_summaries(outcomes)}
-    parts.update({f"asked in {lang}": values for lang, values in language_summaries(outcomes).items()})
+    languages = language_summaries(outcomes)
+    parts = split_summaries(outcomes) | {f"asked in {lang}": values for lang, values in languages.items()}
     lines = [f"# {title}", "", f"Provider: {provider}.", ""]
     lines += ["| measure | all |" + "".join(f" {p} |" for p in parts), "|---|---|" + "---|" * len(parts)]
     lines += [
