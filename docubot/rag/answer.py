@@ -454,7 +454,7 @@ class DocuBot:
         searched: str,
         retrieval: RetrievalResult,
         model: ChatModel,
-        on_text: Callable[[str], None] | None,
+        on_text: Callable[[str], None],
         status: Status,
         context: TurnContext,
     ) -> AskResult:
@@ -515,8 +515,7 @@ class DocuBot:
                 checks.append({"check": "stated_denial", "instead_of": denied_reply(output)})
                 status("the docs say it cannot be done; answering with their words")
                 output = denial_answer(stated)
-                if on_text:
-                    on_text(f"\n\n{output.resposta}")
+                on_text(f"\n\n{output.resposta}")
             elif model_refused(output):
                 denial = [] if asked_again["checks"] else quoted_denial(output, fragments)
                 if not denial:
@@ -529,8 +528,7 @@ class DocuBot:
                     request = _correction(request, completion.text, DENIAL_NOTE)
                     continue
                 output = rescued
-                if on_text:
-                    on_text(f"\n\n{output.resposta}")
+                on_text(f"\n\n{output.resposta}")
             verdict = verify(output, fragments, question)
             if readable:
                 check_relevance(verdict, searched, fragments)
@@ -541,7 +539,7 @@ class DocuBot:
                     output, verdict, fragments, question, model, system, usage
                 )
                 checks += verdict.checks
-                if on_text and translated is not output:  # the first answer streamed already
+                if translated is not output:  # the first answer streamed already
                     on_text(f"\n\n{translated.resposta}")
                 output = translated
             if verdict.ok or asked_again["checks"]:
@@ -571,8 +569,7 @@ class DocuBot:
             result = self._fallback(
                 question, searched, retrieval, model, system, usage, timings, verdict.problem, status
             )
-            if on_text:
-                on_text(f"\n\n{result.answer.resposta}")
+            on_text(f"\n\n{result.answer.resposta}")
         else:
             assert verdict is not None
             output, verdict = anchored(output, verdict, question, checks, status, on_text)
