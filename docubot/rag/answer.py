@@ -77,6 +77,8 @@ from docubot.rag.stream_json import FieldStreamer
 from docubot.rag.translate import (
     PIVOT,
     TRANSLATOR_SYSTEM,
+    after_sentences,
+    first_piece,
     masked,
     parse_translation,
     pre_edited,
@@ -94,7 +96,7 @@ from docubot.rag.verify import (
     verify,
 )
 from docubot.store import Hit, VectorStore
-from docubot.text import detect_language, guess_language, question_parts
+from docubot.text import detect_language, guess_language, question_parts, sentences
 
 Status = Callable[[str], None]
 
@@ -270,8 +272,8 @@ class DocuBot:
             result = AskResult(refusal(), [], "refused", _provider(model))
             shown(result.answer.resposta)
         elif model is None or self.answers_from_extract(model):
-            result = self._extracted(question, searched, retrieval, model, status)
-            shown(result.answer.resposta)
+            result = self._extracted(question, searched, retrieval, model, status, shown)
+            shown.finish(result.answer.resposta)
         else:
             result = self._generate(question, searched, retrieval, model, shown, status, context)
         refusal_check: dict[str, Any] = {
@@ -684,10 +686,12 @@ class DocuBot:
         retrieval: RetrievalResult,
         model: ChatModel | None,
         status: Status,
+        shown: FirstText,
     ) -> AskResult:
         """The docs' own passages as the answer (the `none` provider, or `answer_from=extract`),
-        translated by the model, when there is one, for a question in another language; a
-        refusal when the question asks how many or how long and no passage states a number."""
+        translated by the model, when there is one, for a question in another language, its
+        opening sentences handed to `shown` as soon as they are; a refusal when the question asks
+        how many or how long and no passage states a number."""
         quoted = self._extract(question, searched, retrieval)
         if lacks_the_quantity(quoted, question, searched):
             result = AskResult(refusal(), [], "refused", _provider(model))
@@ -695,7 +699,7 @@ class DocuBot:
             return result
         usage = Usage()
         answer, checks = self._extract_answer(
-            question, quoted, model, TRANSLATOR_SYSTEM, usage, status, degraded=False
+            question, quoted, model, TRANSLATOR_SYSTEM, usage, status, degraded=False, on_first=shown
         )
         result = AskResult(answer, _sources(quoted.hits), "answered", _provider(model), usage, grounded=True)
         result.checks = checks
@@ -716,12 +720,13 @@ class DocuBot:
         usage: Usage,
         status: Status,
         degraded: bool = True,
+        on_first: Callable[[str], None] | None = None,
     ) -> tuple[Answer, list[dict[str, Any]]]:
         """The extract `quoted` as an answer, in the question's language when `translator`
         translates it and the translation passes the claim checks; with the translation's check
-        for the log. `degraded`: said to be a fallback."""
+        for the log. `degraded`: said to be a fallback. `on_first`: as in `_translated_extract`."""
         translation, check = (
-            self._translated_extract(quoted, question, translator, system, usage, status)
+            self._translated_extract(quoted, question, translator, system, usage, status, on_first)
             if translator is not None
             else (None, None)
         )
@@ -738,46 +743,44 @@ class DocuBot:
         system: str,
         usage: Usage,
         status: Status,
+        on_first: Callable[[str], None] | None = None,
     ) -> tuple[str | None, dict[str, Any] | None]:
         """`quoted` in the question's language (None: same language, or the translation failed or
-        changed a number, path, name or negation twice), and its check for the log. A refused
-        translation is asked for once more, told why (`retried`); refused again, the extract is
-        translated a few sentences at a time, a piece whose translation fails left as written."""
+        changed a number, path, name or negation twice), and its check for the log (`_faithful`).
+        With `on_first`, the extract's opening sentences (`first_piece`) are translated and checked
+        on their own and handed to it at once, then the rest: the user reads the first words after
+        one short translation, not the whole one; a rest refused is taken from the whole extract's
+        translation (`_rest_of_whole`). Opening sentences refused twice: the extract is translated
+        whole, as without `on_first`."""
         source = detect_language(quoted.text, fallback=docs_language(quoted.hits))
         wanted = detect_language(question, fallback=source)
         if wanted == source:
             return None, None
         status(f"translating the answer into {wanted}…")
         check: dict[str, Any] = {"check": "fallback_translation", "language": wanted}
-        try:
-            translated, why, through = self._checked_translation(
-                quoted.text, source, wanted, question, model, system, usage
-            )
-            if why is not None:
-                check["retried"] = why
-                translated, why, through = self._checked_translation(
-                    quoted.text, source, wanted, question, model, system, usage, rejected=why
-                )
-        except ProviderError as exc:
-            return None, {**check, "ok": False, "why": str(exc)}
-        if through is not None:
-            check["through"] = through
-        if why is not None:
-            refused = {**check, "ok": False, "why": why}
-            return _piece_by_piece(
-                sentence_groups(quoted.text),
-                partial(
-                    self._checked_translation,
-                    source=source,
-                    wanted=wanted,
-                    question=question,
-                    model=model,
-                    system=system,
-                    usage=usage,
-                ),
-                refused,
-            )
-        return translated, {**check, "ok": True}
+        translate = partial(
+            self._checked_translation,
+            source=source,
+            wanted=wanted,
+            question=question,
+            model=model,
+            system=system,
+            usage=usage,
+        )
+        split = first_piece(quoted.text) if on_first is not None else None
+        if split is not None:
+            head, rest = split
+            first, first_check = _faithful(head, translate, {})
+            if first is not None:
+                assert on_first is not None
+                on_first(first)
+                after, after_check = _faithful(rest.strip(), translate, check)
+                if after is None:  # a003: alone, "l'Enterprise a 17,60 €" became "la Empresa" twice
+                    after, after_check = _rest_of_whole(quoted.text, head, translate, after_check)
+                between = rest[: len(rest) - len(rest.lstrip())]
+                return f"{first}{between}{after or rest.strip()}", {**after_check, "first": first_check}
+            check["first"] = first_check
+        return _faithful(quoted.text, translate, check)
 
     def _checked_translation(
         self,
@@ -789,10 +792,13 @@ class DocuBot:
         system: str,
         usage: Usage,
         rejected: str | None = None,
+        after: int = 0,
     ) -> tuple[str | None, str | None, str | None]:
         """`text` translated and checked: the translation (None when refused), why it was refused
         (a reply that is no translation, a lost code or menu path, a number, path, name or negation
-        changed), and the language it went through. ProviderError when the model cannot answer."""
+        changed), and the language it went through. ProviderError when the model cannot answer.
+        `after`: only what follows the translation's first `after` sentences is kept, checked
+        against what follows the text's."""
         edited = pre_edited(text) if source == "ca" else text  # what is translated, and checked against
         try:
             translated, through = self._masked_translation(
@@ -802,6 +808,10 @@ class DocuBot:
             return None, str(exc), None
         if translated is None:
             return None, "a kept code or menu path was lost", through
+        if after:
+            translated, edited = after_sentences(translated, after), after_sentences(edited, after) or ""
+            if translated is None:
+                return None, "fewer sentences than the text", through
         plans = self.refusal.vocabulary.plans(self.store)
         problem = _translation_problem(translated, edited, question, wanted, plans)
         return (None, problem, through) if problem is not None else (translated, None, through)
@@ -1000,6 +1010,51 @@ def _from_cache(hit: CacheHit) -> AskResult:
     )
 
 
+def _faithful(
+    text: str,
+    translate: Callable[..., tuple[str | None, str | None, str | None]],
+    check: dict[str, Any],
+) -> tuple[str | None, dict[str, Any]]:
+    """`text` translated by `translate` (a checked translation: text, why refused, language gone
+    through) and `check` completed for the log: a refused translation is asked for once more, told
+    why (`retried`); refused again, `text` is translated a few sentences at a time, a piece whose
+    translation fails left as written (`_piece_by_piece`). None: no translation passed, or the
+    model failed."""
+    try:
+        translated, why, through = translate(text)
+        if why is not None:
+            check = {**check, "retried": why}
+            translated, why, through = translate(text, rejected=why)
+    except ProviderError as exc:
+        return None, {**check, "ok": False, "why": str(exc)}
+    if through is not None:
+        check = {**check, "through": through}
+    if why is not None:
+        return _piece_by_piece(sentence_groups(text), translate, {**check, "ok": False, "why": why})
+    return translated, {**check, "ok": True}
+
+
+def _rest_of_whole(
+    text: str,
+    head: str,
+    translate: Callable[..., tuple[str | None, str | None, str | None]],
+    check: dict[str, Any],
+) -> tuple[str | None, dict[str, Any]]:
+    """What follows the opening sentences `head` in the whole of `text` translated by `translate`
+    (as `_faithful`'s; a refused one asked for again, told why), checked against what follows them
+    in `text`, and `check` with `whole`; None when it is refused twice or the model failed."""
+    after = len(sentences(head))
+    try:
+        rest, why, _ = translate(text, after=after)
+        if why is not None:
+            rest, why, _ = translate(text, after=after, rejected=why)
+    except ProviderError as exc:
+        return None, {**check, "whole": str(exc)}
+    if rest is None:
+        return None, {**check, "whole": why}
+    return rest, {**check, "ok": True, "whole": "ok"}
+
+
 def _piece_by_piece(
     pieces: Sequence[str],
     translate: Callable[[str], tuple[str | None, str | None, str | None]],
@@ -1096,12 +1151,20 @@ class FirstText:
         self.on_text = on_text
         self.started = started
         self.ms: float | None = None
+        self.said = ""
 
     def __call__(self, text: str) -> None:
         if text and self.ms is None:
             self.ms = _ms_since(self.started)
+        self.said += text
         if self.on_text is not None:
             self.on_text(text)
+
+    def finish(self, answer: str) -> None:
+        """Hands on what `answer` adds to the text handed on so far, its opening (an extract's
+        first sentences, translated first); the whole of it after a blank line when it does not
+        go on from that text, as a generated answer replaced by another is."""
+        self(answer[len(self.said) :] if answer.startswith(self.said) else f"\n\n{answer}")
 
     def timings(self) -> dict[str, float]:
         """`{"first_token": ms}` once text came, else nothing."""
