@@ -5,6 +5,8 @@ import json
 import pytest
 
 from docubot.rag.translate import (
+    after_sentences,
+    first_piece,
     masked,
     parse_translation,
     pre_edited,
@@ -193,3 +195,35 @@ def test_a_code_block_the_translation_lost_is_put_back_at_its_end() -> None:
         f"Drop requests older than five minutes: Open *Configuració*.\n{CURL}"
     )
     assert unmasked("Drop requests older than five minutes: [P1] Open.", kept) is None  # a path lost
+
+
+OPENING = (
+    "Si tens activada la verificació en dos passos, després de restablir la contrasenya et continuarem "
+    "demanant el codi de verificació en iniciar la sessió."
+)
+REST = "Restablir la contrasenya no la desactiva. L'enllaç que rebràs per correu és vàlid durant 24 hores."
+
+
+def test_an_extract_is_cut_after_its_opening_sentences_to_be_translated_first() -> None:
+    """As many opening sentences as fit in 160 characters, at least one, are translated and shown
+    first; an extract that fits whole, or opens with code, is translated whole."""
+    assert first_piece(f"{OPENING} {REST}") == (OPENING, f" {REST}")
+    assert first_piece(f"Sí. Es pot fer. {OPENING} {REST}") == ("Sí. Es pot fer.", f" {OPENING} {REST}")
+    assert first_piece(f"{OPENING}\n{REST}") == (OPENING, f"\n{REST}")
+    assert first_piece(REST) is None  # it fits whole
+    assert first_piece(f"{CURL}\n\n{OPENING} {REST}") is None
+
+
+def test_an_extract_whose_opening_introduces_code_is_translated_whole() -> None:
+    """A sentence ending in ":" says nothing without the code it introduces; the cut never falls
+    between them, and an extract opening so is translated whole."""
+    introduced = f"Comprova el token amb aquesta ordre, que respon amb les dades del compte:\n{CURL}"
+    assert first_piece(f"{introduced}\n\n{REST}") is None
+    assert first_piece(f"Sí. {introduced}\n\n{REST}") == ("Sí.", f" {introduced}\n\n{REST}")
+
+
+def test_the_rest_of_a_translation_follows_its_first_sentences() -> None:
+    assert after_sentences(f"{OPENING} {REST}", 1) == REST
+    assert after_sentences(f"{OPENING} {REST}", 2) == REST.split(". ", 1)[1]
+    assert after_sentences(f"{OPENING} {REST}", 3) is None
+    assert after_sentences(f"Primer. Segon:\n{CURL}", 1) == f"Segon:\n{CURL}"
