@@ -750,6 +750,18 @@ def test_a_translated_extract_shows_its_opening_sentences_before_the_rest_is_tra
     assert result.timings_ms["first_token"] < result.timings_ms["total"]
 
 
+def test_an_opening_refused_leaves_the_extract_translated_whole(bot) -> None:
+    """Stop 50's run: an opening refused and asked for again, told why, never passed (0 of 9); the
+    extract is now translated whole at once, as before the opening was shown first."""
+    streamed: list[str] = []
+    model = ScriptedModel([translated(SPANISH_LINK_FIRST.replace("dos", "tres")), translated(SPANISH_LINK)])
+    result = bot(model, answer_from="extract").ask(SPANISH_LINK_QUESTION, on_text=streamed.append)
+    assert model.calls == 2 and "24 hores" in model.requests[1].messages[-1].content
+    assert result.answer.resposta == SPANISH_LINK == "".join(streamed)
+    check = result.checks[-1]
+    assert check["ok"] is True and check["first"]["ok"] is False and "retried" not in check["first"]
+
+
 def test_a_rest_refused_alone_is_taken_from_the_whole_translation(bot) -> None:
     """tune a003, with the real model: alone, "Amb el pagament anual, l'Enterprise a 17,60 €" came
     back "la Empresa" twice and would have stayed in Catalan; the whole extract's translation, asked

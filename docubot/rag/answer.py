@@ -750,8 +750,8 @@ class DocuBot:
         With `on_first`, the extract's opening sentences (`first_piece`) are translated and checked
         on their own and handed to it at once, then the rest: the user reads the first words after
         one short translation, not the whole one; a rest refused is taken from the whole extract's
-        translation (`_rest_of_whole`). Opening sentences refused twice: the extract is translated
-        whole, as without `on_first`."""
+        translation (`_rest_of_whole`). Opening sentences refused: the extract is translated whole,
+        as without `on_first` (asked again, told why, an opening never passed: 0 of 9, stop 50)."""
         source = detect_language(quoted.text, fallback=docs_language(quoted.hits))
         wanted = detect_language(question, fallback=source)
         if wanted == source:
@@ -767,18 +767,17 @@ class DocuBot:
             system=system,
             usage=usage,
         )
-        split = first_piece(quoted.text) if on_first is not None else None
-        if split is not None:
+        if on_first is not None and (split := first_piece(quoted.text)) is not None:
             head, rest = split
-            first, first_check = _faithful(head, translate, {})
+            first, first_check = _faithful(head, translate, {}, retry=False)
             if first is not None:
-                assert on_first is not None
                 on_first(first)
-                after, after_check = _faithful(rest.strip(), translate, check)
-                if after is None:  # a003: alone, "l'Enterprise a 17,60 €" became "la Empresa" twice
-                    after, after_check = _rest_of_whole(quoted.text, head, translate, after_check)
+                rest_translated, rest_check = _faithful(rest.strip(), translate, check)
+                if rest_translated is None:  # a003: alone, "l'Enterprise a 17,60 €" became "la Empresa" twice
+                    rest_translated, rest_check = _rest_of_whole(quoted.text, head, translate, rest_check)
                 between = rest[: len(rest) - len(rest.lstrip())]
-                return f"{first}{between}{after or rest.strip()}", {**after_check, "first": first_check}
+                joined = f"{first}{between}{rest_translated or rest.strip()}"
+                return joined, {**rest_check, "first": first_check}
             check["first"] = first_check
         return _faithful(quoted.text, translate, check)
 
@@ -1014,15 +1013,16 @@ def _faithful(
     text: str,
     translate: Callable[..., tuple[str | None, str | None, str | None]],
     check: dict[str, Any],
+    retry: bool = True,
 ) -> tuple[str | None, dict[str, Any]]:
     """`text` translated by `translate` (a checked translation: text, why refused, language gone
-    through) and `check` completed for the log: a refused translation is asked for once more, told
-    why (`retried`); refused again, `text` is translated a few sentences at a time, a piece whose
-    translation fails left as written (`_piece_by_piece`). None: no translation passed, or the
-    model failed."""
+    through) and `check` completed for the log: with `retry`, a refused translation is asked for
+    once more, told why (`retried`); refused again, `text` is translated a few sentences at a time,
+    a piece whose translation fails left as written (`_piece_by_piece`). None: no translation
+    passed, or the model failed."""
     try:
         translated, why, through = translate(text)
-        if why is not None:
+        if why is not None and retry:
             check = {**check, "retried": why}
             translated, why, through = translate(text, rejected=why)
     except ProviderError as exc:
