@@ -180,6 +180,8 @@ def test_by_default_a_spanish_question_gets_a_spanish_answer_with_the_menu_path_
     result, _ = ask_auto("¿Dónde descargo las facturas antiguas?")
     assert guess_language(result.answer.resposta) == "es", result.checks
     assert "*Configuració > Facturació > Historial*" in result.answer.resposta, result.checks
+    translation = next(c for c in result.checks if c["check"] == "fallback_translation")
+    assert translation["first"]["ok"], result.checks  # its opening translated alone, shown before the rest
 
 
 def test_by_default_an_english_question_gets_the_task_menu_paths_kept(ask_auto) -> None:
