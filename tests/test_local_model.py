@@ -1,9 +1,11 @@
-"""The embedded chat model itself (llama.cpp): the same prompt gets the same answer, and a
-request's avoided words are not written. Slow: `llm`."""
+"""The embedded chat model itself (llama.cpp): the same prompt gets the same answer, a request's
+instructions evaluated before are restored, not evaluated again, and a request's avoided words are
+not written. Slow: `llm`."""
 
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
 import pytest
 
@@ -11,7 +13,7 @@ from docubot.config import Settings
 from docubot.llm.base import ChatRequest, Message, complete
 from docubot.llm.local import LocalModel
 from docubot.rag.query_translation import AVOID, translate_query
-from docubot.rag.translate import TRANSLATOR_SYSTEM
+from docubot.rag.translate import TRANSLATOR_SYSTEM, translation_request
 from tests.corpus_fixtures import MODELS_DIR, SAMPLE_DOCS
 
 pytestmark = pytest.mark.llm
@@ -64,3 +66,37 @@ def test_no_avoided_token_begins_a_word_of_the_sample_docs(local_model) -> None:
         if len(tokens := local_model._tokenize(form)) > 1 and tokens[0] in banned
     }
     assert banned and barred == set()
+
+
+def _translation(text: str, target: str = "en") -> ChatRequest:
+    # temperature 1, as `_request`: a change of logits changes the words sampled
+    return replace(translation_request(TRANSLATOR_SYSTEM, text, "ca", target, 48, 0.0), temperature=1.0)
+
+
+def test_a_message_is_evaluated_in_two_blocks_around_its_first_blank_line(local_model) -> None:
+    request = _translation("Obre *Configuració > API*.\n\nDesprés, fes clic a **Desa**.")
+    message = f"<|im_start|>user\n{request.messages[0].content}<|im_end|>\n"
+    head, tail = local_model._blocks(message)
+    assert local_model._tokenize(message) == [*head, *tail]
+    assert local_model._llama.detokenize(list(tail)).decode().startswith("Catalan: Obre")
+    assert len(local_model._blocks("<|im_start|>user\nNo blank line here.<|im_end|>\n")) == 1
+
+
+def test_instructions_evaluated_before_another_request_are_restored_not_evaluated(local_model) -> None:
+    """A translation's instructions are the same for every text of a pair of languages; the
+    requests between (another pair's) leave the KV cache holding other blocks."""
+    complete(local_model, _translation("Com elimino un projecte?"))
+    complete(local_model, _translation("Com elimino un projecte?", target="es"))
+    request = _translation("Quants dies dura la prova gratuïta?")
+    message = f"<|im_start|>user\n{request.messages[0].content}<|im_end|>\n"
+    evaluated: list[int] = []
+    evaluate = local_model._llama.eval
+    local_model._llama.eval = lambda tokens: (evaluated.append(len(tokens)), evaluate(tokens))[1]
+    try:
+        restored = complete(local_model, request).text
+    finally:
+        del local_model._llama.eval
+    assert evaluated[0] == len(local_model._blocks(message)[1])  # the text alone, then generation
+    local_model._loaded.saved.clear()
+    local_model._loaded.cached.clear()
+    assert complete(local_model, request).text == restored  # evaluated afresh: the same words

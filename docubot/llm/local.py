@@ -6,7 +6,16 @@ object is kept per process, and so is its KV cache: the messages a prompt shares
 
 The same prompt gets the same answer whatever the process asked before it. llama.cpp's logits
 depend on how a prompt was cut into batches (by up to 0.4 on this model), so the cache is reused
-only in whole messages, each evaluated on its own, and every call samples from the same seed.
+only in whole blocks, each evaluated on its own, and every call samples from the same seed. A block
+is a message, or its two parts when it has a blank line: the instructions before the first one
+(the same in every translation request of a pair of languages) and the text after.
+
+The KV cache holds one prompt, and DocuBot's calls take turns (a question translated into Catalan,
+into Spanish, from Spanish into Catalan, then an answer's opening and its rest into the asked
+language), so the cache alone would keep only their shared system prompt. The sequence state after
+each block but a prompt's last is saved (`SAVED_BYTES` of them, the least recently used dropped)
+and restored when a prompt opens with the same blocks: a restored state gives the logits a fresh
+evaluation gives, bit for bit, without evaluating the instructions again.
 
 A request's `avoid` words are never written: the tokens that spell one whole get a logit bias
 of -100, except a token that begins a longer word of the user's message (a name to copy).
@@ -15,8 +24,10 @@ of -100, except a token that begins a longer word of the user's message (a name 
 from __future__ import annotations
 
 import atexit
+import ctypes
 import re
 import threading
+from collections import OrderedDict
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,9 +46,15 @@ from docubot.llm.model_file import local_model_path
 SAMPLING_SEED = 0
 BANNED = -100.0
 """The logit bias of a token the request avoids: never sampled."""
+SAVED_BYTES = 256 * 2**20
+"""The memory the saved prompt states may take, per loaded model (about 28 KiB a token: a
+translation request's instructions take 2 to 4 MiB)."""
 _WORD = re.compile(r"[^\W\d_][\w'’·-]*")
 # Qwen2.5's chat template (ChatML), one message
 _MESSAGE = "<|im_start|>{role}\n{content}<|im_end|>\n"
+_BLANK_LINE = "\n\n"
+
+Block = tuple[int, ...]
 
 
 @dataclass
@@ -45,8 +62,12 @@ class _Loaded:
     """A loaded model, the lock its generations take and the messages its KV cache holds."""
 
     llama: Any
+    bindings: Any
+    """The llama_cpp module: the calls that save and restore a sequence's state."""
     lock: threading.Lock = field(default_factory=threading.Lock)
-    cached: list[list[int]] = field(default_factory=list)
+    cached: list[Block] = field(default_factory=list)
+    saved: OrderedDict[tuple[Block, ...], bytes] = field(default_factory=OrderedDict)
+    """The sequence state after each prompt prefix saved, least recently used first."""
 
 
 _models: dict[tuple[str, int, int], _Loaded] = {}
@@ -103,21 +124,73 @@ class LocalModel:
         yield StreamEvent(usage=Usage(prompt_tokens, output))
 
     def _evaluate_messages(self, messages: list[dict[str, str]]) -> None:
-        """Fill the KV cache with the prompt's messages, one evaluation each, keeping those cached.
+        """Fill the KV cache with the prompt's blocks, one evaluation each, from the longest
+        prefix of them that it or a saved state holds.
 
-        Only messages evaluated here are kept: the tokens a generation added were evaluated one
+        Only blocks evaluated here are kept: the tokens a generation added were evaluated one
         at a time. llama.cpp then finds the whole prompt but its answer header cached.
         """
-        blocks = [self._tokenize(_MESSAGE.format(**message)) for message in messages]
-        kept = 0
+        blocks = [block for message in messages for block in self._blocks(_MESSAGE.format(**message))]
         cached = self._loaded.cached
+        kept = 0
         while kept < min(len(blocks), len(cached)) and blocks[kept] == cached[kept]:
             kept += 1
+        kept = self._restore(blocks, kept)
         self._llama.n_tokens = sum(len(block) for block in blocks[:kept])
         del cached[kept:]
         for block in blocks[kept:]:
             self._llama.eval(block)
             cached.append(block)
+            if len(cached) < len(blocks):
+                self._save(tuple(cached))
+
+    def _blocks(self, message: str) -> list[Block]:
+        """`message`'s tokens in the blocks it is evaluated in: up to its first blank line and the
+        rest, when the two tokenise as the whole does; else one block."""
+        whole = tuple(self._tokenize(message))
+        cut = message.find(_BLANK_LINE)
+        if cut < 0:
+            return [whole]
+        head = tuple(self._tokenize(message[: cut + len(_BLANK_LINE)]))
+        tail = tuple(self._tokenize(message[cut + len(_BLANK_LINE) :]))
+        return [head, tail] if head and tail and head + tail == whole else [whole]
+
+    def _restore(self, blocks: Sequence[Block], kept: int) -> int:
+        """How many of `blocks` the cache holds once the saved state of their longest prefix
+        beyond the `kept` it holds is restored (0 when a restore failed and left it empty)."""
+        saved, cached = self._loaded.saved, self._loaded.cached
+        for length in range(len(blocks) - 1, kept, -1):
+            state = saved.get(prefix := tuple(blocks[:length]))
+            if state is None:
+                continue
+            saved.move_to_end(prefix)
+            data = (ctypes.c_uint8 * len(state)).from_buffer_copy(state)
+            restored = self._loaded.bindings.llama_state_seq_set_data(self._llama.ctx, data, len(state), 0)
+            if restored != len(state):
+                cached.clear()
+                return 0
+            cached[:] = prefix
+            tokens = [token for block in prefix for token in block]
+            self._llama.input_ids[: len(tokens)] = tokens
+            return length
+        return kept
+
+    def _save(self, prefix: tuple[Block, ...]) -> None:
+        """Save the sequence state holding `prefix`, dropping the least recently used states
+        beyond SAVED_BYTES."""
+        saved = self._loaded.saved
+        if prefix in saved:
+            saved.move_to_end(prefix)
+            return
+        ctx = self._llama.ctx
+        size = self._loaded.bindings.llama_state_seq_get_size(ctx, 0)
+        if size > SAVED_BYTES:
+            return
+        buffer = (ctypes.c_uint8 * size)()
+        written = self._loaded.bindings.llama_state_seq_get_data(ctx, buffer, size, 0)
+        saved[prefix] = bytes(buffer[:written])
+        while sum(len(state) for state in saved.values()) > SAVED_BYTES:
+            saved.popitem(last=False)
 
     def _word_tokens(self, words: Sequence[str]) -> set[int]:
         """The tokens that are one of `words` whole: after a space, or capitalised without one
@@ -158,18 +231,18 @@ def _load(path: Path, context_window: int, threads: int) -> _Loaded:
     with _models_lock:
         if key not in _models:
             try:
-                from llama_cpp import Llama
+                import llama_cpp
             except ImportError as exc:
                 raise ProviderError(
                     "the local chat model needs llama-cpp-python: pip install 'docubot[local]' "
                     "(or DOCUBOT_LLM=none|openai|anthropic)"
                 ) from exc
-            llama = Llama(
+            llama = llama_cpp.Llama(
                 model_path=str(path),
                 n_ctx=context_window,
                 n_threads=threads,
                 n_threads_batch=threads,
                 verbose=False,
             )
-            _models[key] = _Loaded(llama)
+            _models[key] = _Loaded(llama, llama_cpp)
         return _models[key]
