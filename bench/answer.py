@@ -1,10 +1,13 @@
-"""Answering benchmark with the real local model: `python bench/answer.py`.
+"""Answering benchmark with the real local model, on the default path: `python bench/answer.py`.
 
-For 5 questions: time to first token, total time, prompt and answer tokens. The prefix cache is
-measured by asking each question twice in a row with the answer caches off (the second call reuses
-the KV cache of the whole prompt prefix) and against the first call of the process (nothing cached).
-Then the answer caches: the same question again (exact hit) and a reworded one (semantic hit). The
-extractive `none` provider is the baseline, in the same run.
+By default (`DOCUBOT_ANSWER_FROM=auto`) the answer is the docs' passages: a Catalan question costs no
+model call, a Spanish or English one the question's translation for the search (three calls for
+English: directly and through Spanish) and the answer's translation (its opening, then the rest).
+For two questions in each language: time to the first token and to the whole answer with the
+embedded model's saved prompt states, and without them (`saved_bytes=0`), the baseline, asked in
+turn on the same loaded model in the same run. Then the answer caches: the same question again (an
+exact hit) and a reworded one (a semantic hit), against the answer made; and the extractive `none`
+provider, which translates nothing.
 """
 
 from __future__ import annotations
@@ -22,15 +25,23 @@ from docubot.config import Settings  # noqa: E402
 from docubot.embed.e5 import E5Embedder  # noqa: E402
 from docubot.ingest.pipeline import ingest  # noqa: E402
 from docubot.llm.local import LocalModel  # noqa: E402
-from docubot.rag.answer import DocuBot  # noqa: E402
+from docubot.rag.answer import AskResult, DocuBot  # noqa: E402
 
 QUESTIONS = {
-    "Com exporto un informe de projecte a PDF?": "com puc exportar un informe de projecte a pdf",
-    "Com restableixo la contrasenya?": "Em podria indicar com restableixo la contrasenya, si us plau?",
-    "Quant de temps dura un token d'accés de l'API?": "quant temps dura un token d'acces de l'API",
-    "¿Cómo elimino a un miembro del espacio de trabajo?": "como elimino un miembro del espacio de trabajo",
-    "El pla Starter inclou l'exportació a CSV?": "L'exportació a CSV, el pla Starter la inclou?",
+    "ca": {
+        "Com restableixo la contrasenya?": "Em podria indicar com restableixo la contrasenya, si us plau?",
+        "El pla Starter inclou l'exportació a CSV?": "L'exportació a CSV, el pla Starter la inclou?",
+    },
+    "es": {
+        "¿Cómo elimino a un miembro del espacio de trabajo?": "como elimino un miembro del espacio de trabajo",
+        "¿Cuántos días dura un token de acceso de la API?": "cuantos dias dura un token de la api",
+    },
+    "en": {
+        "How long is an API access token valid?": "how long does an api access token last",
+        "How do I reset my password?": "how can i reset my password",
+    },
 }
+"""Per language, a question and the same question reworded (for the semantic cache)."""
 
 
 def main() -> None:
@@ -43,50 +54,66 @@ def main() -> None:
         start = time.perf_counter()
         model = LocalModel(settings.models_dir, settings.context_window, settings.cpu_threads())
         print(f"model load: {time.perf_counter() - start:.1f} s")
+        baseline = LocalModel(
+            settings.models_dir, settings.context_window, settings.cpu_threads(), saved_bytes=0
+        )
         uncached = settings.with_overrides(cache_enabled=False)
+        bots = {
+            "saved states": DocuBot(uncached, embedder=embedder, store=store, chat_model=model),
+            "none saved": DocuBot(uncached, embedder=embedder, store=store, chat_model=baseline),
+        }
         cached = DocuBot(settings, embedder=embedder, store=store, chat_model=model)
-        local = DocuBot(uncached, embedder=embedder, store=store, chat_model=model)
         extractive = DocuBot(uncached, embedder=embedder, store=store, chat_model=None)
-        rows = []
-        hits = []
-        for question, reworded in QUESTIONS.items():
+        timings: dict[tuple[str, str], list[AskResult]] = {}
+        hits: list[tuple[str | None, float]] = []
+        made: list[float] = []
+        none: list[float] = []
+        for n, (language, question, reworded) in enumerate(_questions()):
+            order = list(bots) if n % 2 else list(reversed(bots))  # neither always asks first
+            for name in order:
+                timings.setdefault((language, name), []).append(bots[name].ask(question))
+            first = cached.ask(question)
+            exact, semantic = cached.ask(question), cached.ask(reworded)
+            made.append(_s(first, "total"))
+            hits += [(exact.cache, _s(exact, "total")), (semantic.cache, _s(semantic, "total"))]
             t = time.perf_counter()
             extractive.ask(question)
-            none_s = time.perf_counter() - t
-            first = cached.ask(question)
-            again = local.ask(question)
-            exact = cached.ask(question)
-            semantic = cached.ask(reworded)
-            rows.append((question, first, again, none_s))
-            hits += [(exact.cache, _s(exact, "total")), (semantic.cache, _s(semantic, "total"))]
+            none.append(time.perf_counter() - t)
+            states, baseline_result = (timings[(language, name)][-1] for name in bots)
             print(
-                f"{question[:48]:48s} prompt {first.usage.input_tokens:5d} tok, "
-                f"answer {first.usage.output_tokens:4d} tok | first token {_s(first, 'first_token'):5.1f} s, "
-                f"total {_s(first, 'total'):5.1f} s | repeated: first token {_s(again, 'first_token'):5.2f} s "
-                f"| none {none_s * 1000:.0f} ms | {first.outcome} | cache: {exact.cache} "
-                f"{_s(exact, 'total') * 1000:.0f} ms, reworded: {semantic.cache} {_s(semantic, 'total') * 1000:.0f} ms"
+                f"{language} {question[:50]:50s} first token {_s(states, 'first_token'):5.2f} s "
+                f"(none saved {_s(baseline_result, 'first_token'):5.2f} s), total {_s(states, 'total'):5.2f} s "
+                f"(none saved {_s(baseline_result, 'total'):5.2f} s) | {states.outcome}"
             )
-        ttft = statistics.median(_s(r[1], "first_token") for r in rows)
-        cached = statistics.median(_s(r[2], "first_token") for r in rows)
-        total = statistics.median(_s(r[1], "total") for r in rows)
-        none = statistics.median(r[3] for r in rows)
-        print(
-            f"median first token {ttft:.1f} s; with the prompt cached {cached:.2f} s (x{ttft / max(cached, 1e-3):.0f})"
-        )
-        print(
-            f"median total {total:.1f} s vs the extractive baseline {none * 1000:.0f} ms (x{total / none:.0f})"
-        )
+        for language in QUESTIONS:
+            with_states, without = (timings[(language, name)] for name in bots)
+            for key, label in (("first_token", "first token"), ("total", "whole answer")):
+                now, before = _median(with_states, key), _median(without, key)
+                print(
+                    f"{language}: median {label} {now:.2f} s with saved states, {before:.2f} s without "
+                    f"(x{before / max(now, 1e-3):.2f})"
+                )
         served = [seconds for kind, seconds in hits if kind]
+        made_s = statistics.median(made)
         if served:
             hit_s = statistics.median(served)
             print(
                 f"answer-cache hits {len(served)}/{len(hits)}: median {hit_s * 1000:.0f} ms "
-                f"vs a full answer {total:.1f} s (x{total / hit_s:.0f} faster)"
+                f"vs the answer made {made_s:.2f} s (x{made_s / hit_s:.0f} faster)"
             )
+        print(f"extractive `none` provider: median {statistics.median(none) * 1000:.0f} ms per answer")
         store.close()
 
 
-def _s(result, key: str) -> float:
+def _questions() -> list[tuple[str, str, str]]:
+    return [(lang, q, reworded) for lang, pairs in QUESTIONS.items() for q, reworded in pairs.items()]
+
+
+def _median(results: list[AskResult], key: str) -> float:
+    return statistics.median(_s(result, key) for result in results)
+
+
+def _s(result: AskResult, key: str) -> float:
     return result.timings_ms.get(key, 0.0) / 1000
 
 

@@ -100,3 +100,22 @@ def test_instructions_evaluated_before_another_request_are_restored_not_evaluate
     local_model._loaded.saved.clear()
     local_model._loaded.cached.clear()
     assert complete(local_model, request).text == restored  # evaluated afresh: the same words
+
+
+def test_a_model_that_saves_no_state_evaluates_every_block(local_model) -> None:
+    """The baseline of bench/answer.py: with `saved_bytes=0` nothing is saved or restored, even
+    the states another object on the same loaded model saved."""
+    settings = Settings(models_dir=MODELS_DIR)
+    baseline = LocalModel(settings.models_dir, settings.context_window, settings.cpu_threads(), saved_bytes=0)
+    complete(local_model, _translation("Com elimino un projecte?"))
+    complete(local_model, _translation("Com elimino un projecte?", target="es"))
+    request = _translation("Quants dies dura la prova gratuïta?")
+    message = f"<|im_start|>user\n{request.messages[0].content}<|im_end|>\n"
+    evaluated: list[int] = []
+    evaluate = baseline._llama.eval
+    baseline._llama.eval = lambda tokens: (evaluated.append(len(tokens)), evaluate(tokens))[1]
+    try:
+        complete(baseline, request)
+    finally:
+        del baseline._llama.eval
+    assert evaluated[0] == len(local_model._blocks(message)[0])  # the instructions, evaluated again

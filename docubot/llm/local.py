@@ -1,7 +1,7 @@
 """The embedded default chat model: Qwen2.5-Coder-1.5B-Instruct (GGUF) run by llama-cpp-python.
 
 Output is constrained by the request's JSON schema (a grammar), so it always parses. The model
-object is kept per process, and so is its KV cache: the messages a prompt shares with the last one
+object is kept per process, and so is its KV cache: the blocks a prompt shares with the last one
 (the system prompt at least) are not evaluated again.
 
 The same prompt gets the same answer whatever the process asked before it. llama.cpp's logits
@@ -13,9 +13,10 @@ is a message, or its two parts when it has a blank line: the instructions before
 The KV cache holds one prompt, and DocuBot's calls take turns (a question translated into Catalan,
 into Spanish, from Spanish into Catalan, then an answer's opening and its rest into the asked
 language), so the cache alone would keep only their shared system prompt. The sequence state after
-each block but a prompt's last is saved (`SAVED_BYTES` of them, the least recently used dropped)
-and restored when a prompt opens with the same blocks: a restored state gives the logits a fresh
-evaluation gives, bit for bit, without evaluating the instructions again.
+each block but a prompt's last is saved (up to `SAVED_TOKENS` long and `SAVED_BYTES` in all, the
+least recently used dropped) and restored when a prompt opens with the same blocks: a restored
+state gives the logits a fresh evaluation gives, bit for bit, without evaluating the instructions
+again.
 
 A request's `avoid` words are never written: the tokens that spell one whole get a logit bias
 of -100, except a token that begins a longer word of the user's message (a name to copy).
@@ -49,6 +50,9 @@ BANNED = -100.0
 SAVED_BYTES = 256 * 2**20
 """The memory the saved prompt states may take, per loaded model (about 28 KiB a token: a
 translation request's instructions take 2 to 4 MiB)."""
+SAVED_TOKENS = 1024
+"""The longest prefix saved: a system prompt and a request's instructions (the answering system
+prompt is about 460 tokens), not a conversation's turns, which no other prompt opens with."""
 _WORD = re.compile(r"[^\W\d_][\w'’·-]*")
 # Qwen2.5's chat template (ChatML), one message
 _MESSAGE = "<|im_start|>{role}\n{content}<|im_end|>\n"
@@ -77,8 +81,13 @@ _models_lock = threading.Lock()
 class LocalModel:
     """llama.cpp in-process; one generation at a time per loaded model, whichever object asks."""
 
-    def __init__(self, model_dir: Path, context_window: int = 4096, threads: int = 2) -> None:
+    def __init__(
+        self, model_dir: Path, context_window: int = 4096, threads: int = 2, saved_bytes: int = SAVED_BYTES
+    ) -> None:
+        """`saved_bytes`: the memory the saved prompt states may take (0: none saved or restored,
+        the baseline of bench/answer.py)."""
         self.path = local_model_path(model_dir)
+        self.saved_bytes = saved_bytes
         self.name = f"{EMBEDDED_PROVIDER}/qwen2.5-coder-1.5b-instruct-q4_k_m"
         self.context_window = context_window
         self._loaded = _load(self.path, context_window, threads)
@@ -159,6 +168,8 @@ class LocalModel:
         """How many of `blocks` the cache holds once the saved state of their longest prefix
         beyond the `kept` it holds is restored (0 when a restore failed and left it empty)."""
         saved, cached = self._loaded.saved, self._loaded.cached
+        if not self.saved_bytes:
+            return kept
         for length in range(len(blocks) - 1, kept, -1):
             state = saved.get(prefix := tuple(blocks[:length]))
             if state is None:
@@ -176,20 +187,22 @@ class LocalModel:
         return kept
 
     def _save(self, prefix: tuple[Block, ...]) -> None:
-        """Save the sequence state holding `prefix`, dropping the least recently used states
-        beyond SAVED_BYTES."""
+        """Save the sequence state holding `prefix` (up to SAVED_TOKENS), dropping the least
+        recently used states beyond `saved_bytes`."""
         saved = self._loaded.saved
         if prefix in saved:
             saved.move_to_end(prefix)
             return
+        if sum(len(block) for block in prefix) > SAVED_TOKENS:
+            return
         ctx = self._llama.ctx
         size = self._loaded.bindings.llama_state_seq_get_size(ctx, 0)
-        if size > SAVED_BYTES:
+        if size > self.saved_bytes:
             return
         buffer = (ctypes.c_uint8 * size)()
         written = self._loaded.bindings.llama_state_seq_get_data(ctx, buffer, size, 0)
         saved[prefix] = bytes(buffer[:written])
-        while sum(len(state) for state in saved.values()) > SAVED_BYTES:
+        while sum(len(state) for state in saved.values()) > self.saved_bytes:
             saved.popitem(last=False)
 
     def _word_tokens(self, words: Sequence[str]) -> set[int]:
