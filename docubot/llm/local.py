@@ -63,7 +63,8 @@ Block = tuple[int, ...]
 
 @dataclass
 class _Loaded:
-    """A loaded model, the lock its generations take and the messages its KV cache holds."""
+    """A loaded model, the lock its generations take, the blocks its KV cache holds and the states
+    saved of prompt prefixes."""
 
     llama: Any
     bindings: Any
