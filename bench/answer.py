@@ -5,9 +5,9 @@ model call, a Spanish or English one the question's translation for the search (
 English: directly and through Spanish) and the answer's translation (its opening, then the rest).
 For two questions in each language: time to the first token and to the whole answer with the
 embedded model's saved prompt states, and without them (`saved_bytes=0`), the baseline, asked in
-turn on the same loaded model in the same run, after a question neither times. Then the answer caches: the same question again (an
-exact hit) and a reworded one (a semantic hit), against the answer made; and the extractive `none`
-provider, which translates nothing.
+turn on the same loaded model in the same run, after a question neither times. Then the answer
+caches: the same question again (an exact hit) and a reworded one (a semantic hit), against the
+answer made; and the extractive `none` provider, which translates nothing.
 """
 
 from __future__ import annotations

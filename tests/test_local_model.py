@@ -82,21 +82,31 @@ def test_a_message_is_evaluated_in_two_blocks_around_its_first_blank_line(local_
     assert len(local_model._blocks("<|im_start|>user\nNo blank line here.<|im_end|>\n")) == 1
 
 
-def test_instructions_evaluated_before_another_request_are_restored_not_evaluated(local_model) -> None:
-    """A translation's instructions are the same for every text of a pair of languages; the
-    requests between (another pair's) leave the KV cache holding other blocks."""
-    complete(local_model, _translation("Com elimino un projecte?"))
-    complete(local_model, _translation("Com elimino un projecte?", target="es"))
-    request = _translation("Quants dies dura la prova gratuïta?")
-    message = f"<|im_start|>user\n{request.messages[0].content}<|im_end|>\n"
+def _evaluated_after_other_pairs(model: LocalModel, request: ChatRequest) -> list[int]:
+    """How many tokens each evaluation of `request` by `model` took, after two requests of other
+    pairs of languages (which leave the KV cache holding other blocks)."""
+    complete(model, _translation("Com elimino un projecte?"))
+    complete(model, _translation("Com elimino un projecte?", target="es"))
     evaluated: list[int] = []
-    evaluate = local_model._llama.eval
-    local_model._llama.eval = lambda tokens: (evaluated.append(len(tokens)), evaluate(tokens))[1]
+    evaluate = model._llama.eval
+    model._llama.eval = lambda tokens: (evaluated.append(len(tokens)), evaluate(tokens))[1]
     try:
-        restored = complete(local_model, request).text
+        complete(model, request)
     finally:
-        del local_model._llama.eval
-    assert evaluated[0] == len(local_model._blocks(message)[1])  # the text alone, then generation
+        del model._llama.eval
+    return evaluated
+
+
+def _user_blocks(model: LocalModel, request: ChatRequest) -> list[tuple[int, ...]]:
+    return model._blocks(f"<|im_start|>user\n{request.messages[0].content}<|im_end|>\n")
+
+
+def test_instructions_evaluated_before_another_request_are_restored_not_evaluated(local_model) -> None:
+    """A translation's instructions are the same for every text of a pair of languages."""
+    request = _translation("Quants dies dura la prova gratuïta?")
+    evaluated = _evaluated_after_other_pairs(local_model, request)
+    assert evaluated[0] == len(_user_blocks(local_model, request)[1])  # the text alone, then generation
+    restored = complete(local_model, request).text
     local_model._loaded.saved.clear()
     local_model._loaded.cached.clear()
     assert complete(local_model, request).text == restored  # evaluated afresh: the same words
@@ -107,15 +117,7 @@ def test_a_model_that_saves_no_state_evaluates_every_block(local_model) -> None:
     the states another object on the same loaded model saved."""
     settings = Settings(models_dir=MODELS_DIR)
     baseline = LocalModel(settings.models_dir, settings.context_window, settings.cpu_threads(), saved_bytes=0)
-    complete(local_model, _translation("Com elimino un projecte?"))
-    complete(local_model, _translation("Com elimino un projecte?", target="es"))
+    complete(local_model, _translation("Quants dies dura la prova gratuïta?"))  # its states saved
     request = _translation("Quants dies dura la prova gratuïta?")
-    message = f"<|im_start|>user\n{request.messages[0].content}<|im_end|>\n"
-    evaluated: list[int] = []
-    evaluate = baseline._llama.eval
-    baseline._llama.eval = lambda tokens: (evaluated.append(len(tokens)), evaluate(tokens))[1]
-    try:
-        complete(baseline, request)
-    finally:
-        del baseline._llama.eval
-    assert evaluated[0] == len(local_model._blocks(message)[0])  # the instructions, evaluated again
+    evaluated = _evaluated_after_other_pairs(baseline, request)
+    assert evaluated[0] == len(_user_blocks(local_model, request)[0])  # the instructions, evaluated again
