@@ -168,9 +168,9 @@ class LocalModel:
     def _restore(self, blocks: Sequence[Block], kept: int) -> int:
         """How many of `blocks` the cache holds once the saved state of their longest prefix
         beyond the `kept` it holds is restored (0 when a restore failed and left it empty)."""
-        saved, cached = self._loaded.saved, self._loaded.cached
         if not self.saved_bytes:
             return kept
+        saved, cached = self._loaded.saved, self._loaded.cached
         for length in range(len(blocks) - 1, kept, -1):
             state = saved.get(prefix := tuple(blocks[:length]))
             if state is None:
