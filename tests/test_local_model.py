@@ -121,3 +121,35 @@ def test_a_model_that_saves_no_state_evaluates_every_block(local_model) -> None:
     request = _translation("Quants dies dura la prova gratuïta?")
     evaluated = _evaluated_after_other_pairs(baseline, request)
     assert evaluated[0] == len(_user_blocks(local_model, request)[0])  # the instructions, evaluated again
+
+
+class _RefusingRestores:
+    """llama_cpp's bindings, whose restore of a saved state reads nothing (a wrong size)."""
+
+    def __init__(self, bindings: object) -> None:
+        self._bindings = bindings
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self._bindings, name)
+
+    def llama_state_seq_set_data(self, *_: object) -> int:
+        return 0
+
+
+def test_a_restore_that_fails_evaluates_every_block_again(local_model) -> None:
+    """When llama.cpp refuses a saved state, the cache is emptied and the prompt evaluated from its
+    first block: the same words as a fresh evaluation."""
+    request = _translation("Quants dies dura la prova gratuïta?")
+    complete(local_model, request)  # its instructions' state saved
+    bindings = local_model._loaded.bindings
+    local_model._loaded.bindings = _RefusingRestores(bindings)
+    try:
+        evaluated = _evaluated_after_other_pairs(local_model, request)
+        refused = complete(local_model, request).text
+    finally:
+        local_model._loaded.bindings = bindings
+    system = f"<|im_start|>system\n{request.system}<|im_end|>\n"
+    assert evaluated[0] == len(local_model._blocks(system)[0])  # from the system prompt's first block
+    local_model._loaded.saved.clear()
+    local_model._loaded.cached.clear()
+    assert complete(local_model, request).text == refused
