@@ -101,6 +101,16 @@ def test_go_to_is_written_open() -> None:
     assert pre_edited("Reves a vesper.") == "Reves a vesper."  # whole words only
 
 
+def test_a_plan_is_written_plan() -> None:
+    """Five answers of a whole run, with the real model: "El pla **Starter** està pensat…" came back
+    "El menú **Starter** está pensado…", and "un pla superior" "un plato superior"."""
+    assert pre_edited("El pla **Starter** i un pla superior; passa al pla Business.") == (
+        "El plan **Starter** i un plan superior; passa al plan Business."
+    )
+    assert pre_edited("Pla Business") == "Plan Business"
+    assert pre_edited("Exporta en text pla els plans Business.") == "Exporta en text pla els plans Business."
+
+
 def test_a_link_keeps_its_target_and_translates_its_text() -> None:
     """holdout a019 and a031, with the real model: "[Slack](../integracions/slack.md)" came back as
     "…/integraciones/slack.md", and the claim check refused the whole Spanish translation."""

@@ -208,6 +208,24 @@ def _capitalised_like(replacement: str) -> Callable[[re.Match[str]], str]:
     return substitute
 
 
+_BEFORE_A_NOUN = (
+    "el",
+    "al",
+    "del",
+    "un",
+    "cada",
+    "nou",
+    "teu",
+    "seu",
+    "vostre",
+    "nostre",
+    "aquest",
+    "quin",
+    "qualsevol",
+    "mateix",
+)
+"""Words after which "pla" is the noun (a plan): articles, determiners and possessives."""
+
 _PRE_EDITS: tuple[tuple[re.Pattern[str], Callable[[re.Match[str]], str] | str], ...] = (
     # "Il·limitats" (unlimited) became "Infinitos" in Spanish 3 tries of 3 (tune a003, a211),
     # "Sense límit" "Sin límite" 2 of 2; in English both became "Unlimited".
@@ -222,6 +240,12 @@ _PRE_EDITS: tuple[tuple[re.Pattern[str], Callable[[re.Match[str]], str] | str], 
     # (tune a021, a051); "Obre *…*" became "Open …" and "Abre …" in 8 of 8.
     (re.compile(r"\b[vV]es al\b"), _capitalised_like("obre el")),
     (re.compile(r"\b[vV]es a\b"), _capitalised_like("obre")),
+    # "pla" (a plan) after a determiner or before a name became "menú", "plato" or "pla" in Spanish
+    # in 5 of 7 sentences of the plans page and "menu", "level", "platform" or "page" in English in
+    # 4 of 7 ("El menú **Starter** está pensado…", five answers of a whole run); written "plan",
+    # Spanish said "plan" 7 times of 7 and English 6 of 7. Only the noun: "text pla" is plain text.
+    (re.compile(rf"\b((?i:{'|'.join(_BEFORE_A_NOUN)})\s+)pla\b"), r"\1plan"),
+    (re.compile(r"\b[pP]la(?=\s+\**[A-Z])"), _capitalised_like("plan")),
 )
 
 
