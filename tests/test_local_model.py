@@ -11,7 +11,7 @@ import pytest
 
 from docubot.config import Settings
 from docubot.llm.base import ChatRequest, Message, complete
-from docubot.llm.local import LocalModel
+from docubot.llm.local import _MESSAGE, LocalModel
 from docubot.rag.query_translation import AVOID, translate_query
 from docubot.rag.translate import TRANSLATOR_SYSTEM, translation_request
 from tests.corpus_fixtures import MODELS_DIR, SAMPLE_DOCS
@@ -75,11 +75,11 @@ def _translation(text: str, target: str = "en") -> ChatRequest:
 
 def test_a_message_is_evaluated_in_two_blocks_around_its_first_blank_line(local_model) -> None:
     request = _translation("Obre *Configuració > API*.\n\nDesprés, fes clic a **Desa**.")
-    message = f"<|im_start|>user\n{request.messages[0].content}<|im_end|>\n"
+    message = _MESSAGE.format(role="user", content=request.messages[0].content)
     head, tail = local_model._blocks(message)
     assert local_model._tokenize(message) == [*head, *tail]
     assert local_model._llama.detokenize(list(tail)).decode().startswith("Catalan: Obre")
-    assert len(local_model._blocks("<|im_start|>user\nNo blank line here.<|im_end|>\n")) == 1
+    assert len(local_model._blocks(_MESSAGE.format(role="user", content="No blank line here."))) == 1
 
 
 def _evaluated_after_other_pairs(model: LocalModel, request: ChatRequest) -> list[int]:
@@ -98,7 +98,7 @@ def _evaluated_after_other_pairs(model: LocalModel, request: ChatRequest) -> lis
 
 
 def _user_blocks(model: LocalModel, request: ChatRequest) -> list[tuple[int, ...]]:
-    return model._blocks(f"<|im_start|>user\n{request.messages[0].content}<|im_end|>\n")
+    return model._blocks(_MESSAGE.format(role="user", content=request.messages[0].content))
 
 
 def test_instructions_evaluated_before_another_request_are_restored_not_evaluated(local_model) -> None:
@@ -148,7 +148,7 @@ def test_a_restore_that_fails_evaluates_every_block_again(local_model) -> None:
         refused = complete(local_model, request).text
     finally:
         local_model._loaded.bindings = bindings
-    system = f"<|im_start|>system\n{request.system}<|im_end|>\n"
+    system = _MESSAGE.format(role="system", content=request.system)
     assert evaluated[0] == len(local_model._blocks(system)[0])  # from the system prompt's first block
     local_model._loaded.saved.clear()
     local_model._loaded.cached.clear()
