@@ -60,6 +60,7 @@ test: lint typecheck system-deps
 bench: setup
 	$(PY) bench/ingest.py
 	$(PY) bench/answer.py
+	$(PY) bench/translation.py
 	$(PY) bench/pgvector.py --sizes 10000
 
 clean:

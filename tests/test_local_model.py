@@ -4,6 +4,7 @@ not written. Slow: `llm`."""
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import replace
 
@@ -66,6 +67,20 @@ def test_no_avoided_token_begins_a_word_of_the_sample_docs(local_model) -> None:
         if len(tokens := local_model._tokenize(form)) > 1 and tokens[0] in banned
     }
     assert banned and barred == set()
+
+
+def test_a_reply_of_one_string_is_opened_in_the_prompt_and_always_parses(local_model) -> None:
+    """A translation's reply, `{"resposta": "…"}`, is written without a grammar after its opening:
+    it parses, quotes and all, and so does one cut short by `max_tokens`."""
+    request = translation_request(
+        TRANSLATOR_SYSTEM, 'L\'estat "En curs" vol dir que algú hi treballa ara mateix.', "ca", "en", 64, 0.0
+    )
+    pieces = [event.text for event in local_model.stream(request) if event.text]
+    assert pieces[0] == '{ "resposta": "'  # handed on before the model writes a token
+    reply = json.loads("".join(pieces))
+    assert list(reply) == ["resposta"] and "working" in reply["resposta"]
+    cut = json.loads(complete(local_model, replace(request, max_tokens=9)).text)["resposta"]
+    assert 0 < len(cut) < len(reply["resposta"])
 
 
 def _translation(text: str, target: str = "en") -> ChatRequest:

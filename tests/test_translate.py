@@ -4,7 +4,9 @@ import json
 
 import pytest
 
+from docubot.rag.query_translation import query_request
 from docubot.rag.translate import (
+    TRANSLATOR_SYSTEM,
     after_sentences,
     first_piece,
     masked,
@@ -237,3 +239,10 @@ def test_the_rest_of_a_translation_follows_its_first_sentences() -> None:
     assert after_sentences(f"{OPENING} {REST}", 2) == REST.split(". ", 1)[1]
     assert after_sentences(f"{OPENING} {REST}", 3) is None
     assert after_sentences(f"Primer. Segon:\n{CURL}", 1) == f"Segon:\n{CURL}"
+
+
+def test_only_an_answers_translation_may_be_written_without_the_grammar() -> None:
+    """A question's translation keeps it: its words decide the search, and written without it they
+    found the answer for 2 to 3 fewer of 72 Spanish and English questions (README, stop 53)."""
+    assert translation_request(TRANSLATOR_SYSTEM, PASSAGE, "ca", "en", 64, 0.1).free_string
+    assert not query_request("How do I revoke a token?", "en", "ca", TRANSLATOR_SYSTEM, 0.1).free_string

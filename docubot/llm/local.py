@@ -1,8 +1,12 @@
 """The embedded default chat model: Qwen2.5-Coder-1.5B-Instruct (GGUF) run by llama-cpp-python.
 
-Output is constrained by the request's JSON schema (a grammar), so it always parses. The model
-object is kept per process, and so is its KV cache: the blocks a prompt shares with the last one
-(the system prompt at least) are not evaluated again.
+Output is constrained by the request's JSON schema (a grammar), so it always parses; except a
+reply of one string that the request lets go free (`free_string`: an answer's translation,
+`{"resposta": "…"}`), whose opening is written into the prompt and whose string the model writes
+without a grammar, mended and ended at its first quote not escaped as the grammar would have
+(`json_string.py`): on 2 cores the grammar costs about 20 ms a token (56 against 35 ms), and the
+opening seven tokens more. The model object is kept per process, and so is its KV cache: the
+blocks a prompt shares with the last one (the system prompt at least) are not evaluated again.
 
 The same prompt gets the same answer whatever the process asked before it. llama.cpp's logits
 depend on how a prompt was cut into batches (by up to 0.4 on this model), so the cache is reused
@@ -42,6 +46,7 @@ from docubot.llm.base import (
     StreamEvent,
     Usage,
 )
+from docubot.llm.json_string import StringContent
 from docubot.llm.model_file import local_model_path
 
 SAMPLING_SEED = 0
@@ -57,6 +62,11 @@ _WORD = re.compile(r"[^\W\d_][\w'’·-]*")
 # Qwen2.5's chat template (ChatML), one message
 _MESSAGE = "<|im_start|>{role}\n{content}<|im_end|>\n"
 _BLANK_LINE = "\n\n"
+_REPLY = "<|im_start|>assistant\n"
+"""What opens the model's reply (the prompt llama-cpp-python's chat completion ends with)."""
+_END = "<|im_end|>"
+_OPENING = '{{ "{field}": "'
+"""How a reply of one string opens: as the model opens it under the grammar, a space after the brace."""
 
 Block = tuple[int, ...]
 
@@ -83,12 +93,20 @@ class LocalModel:
     """llama.cpp in-process; one generation at a time per loaded model, whichever object asks."""
 
     def __init__(
-        self, model_dir: Path, context_window: int = 4096, threads: int = 2, saved_bytes: int = SAVED_BYTES
+        self,
+        model_dir: Path,
+        context_window: int = 4096,
+        threads: int = 2,
+        saved_bytes: int = SAVED_BYTES,
+        string_grammar: bool = False,
     ) -> None:
         """`saved_bytes`: the memory the saved prompt states may take (0: none saved or restored,
-        the baseline of bench/answer.py)."""
+        the baseline of bench/answer.py). `string_grammar`: a reply of one string constrained by
+        the grammar even when the request lets it go free, as every reply was (the baseline of
+        bench/translation.py)."""
         self.path = local_model_path(model_dir)
         self.saved_bytes = saved_bytes
+        self.string_grammar = string_grammar
         self.name = f"{EMBEDDED_PROVIDER}/qwen2.5-coder-1.5b-instruct-q4_k_m"
         self.context_window = context_window
         self._loaded = _load(self.path, context_window, threads)
@@ -100,9 +118,8 @@ class LocalModel:
     def stream(self, request: ChatRequest) -> Iterator[StreamEvent]:
         messages = [{"role": "system", "content": request.system}]
         messages += [{"role": m.role, "content": m.content} for m in request.messages]
+        field = _one_string(request.json_schema) if request.free_string and not self.string_grammar else None
         kwargs: dict[str, Any] = {}
-        if request.json_schema is not None:
-            kwargs["response_format"] = {"type": "json_object", "schema": request.json_schema}
         if request.avoid:
             banned = self._word_tokens(request.avoid) - self._word_beginnings(messages[-1]["content"])
             kwargs["logit_bias"] = dict.fromkeys(banned, BANNED)
@@ -114,28 +131,69 @@ class LocalModel:
                     f"the {self.context_window}-token window"
                 )
             try:
-                self._evaluate_messages(messages)
-                chunks = self._llama.create_chat_completion(
-                    messages=messages,
-                    stream=True,
-                    max_tokens=request.max_tokens,
-                    temperature=request.temperature,
-                    seed=SAMPLING_SEED,
-                    **kwargs,
-                )
+                prompt = self._evaluate_messages(messages)
+                if field is not None:
+                    pieces = self._string_reply(prompt, field, request, kwargs)
+                else:
+                    pieces = self._chat_reply(messages, request, kwargs)
                 output = 0
-                for chunk in chunks:
-                    text = chunk["choices"][0]["delta"].get("content") or ""
-                    if text:
-                        output += 1
-                        yield StreamEvent(text=text)
+                for text in pieces:
+                    output += 1
+                    yield StreamEvent(text=text)
             except ValueError as exc:
                 raise ProviderError(f"local model failed: {exc}") from exc
         yield StreamEvent(usage=Usage(prompt_tokens, output))
 
-    def _evaluate_messages(self, messages: list[dict[str, str]]) -> None:
+    def _chat_reply(
+        self, messages: list[dict[str, str]], request: ChatRequest, kwargs: dict[str, Any]
+    ) -> Iterator[str]:
+        """The reply's pieces, constrained by the request's JSON schema (a grammar) when it has one."""
+        if request.json_schema is not None:
+            kwargs = kwargs | {"response_format": {"type": "json_object", "schema": request.json_schema}}
+        chunks = self._llama.create_chat_completion(
+            messages=messages,
+            stream=True,
+            max_tokens=request.max_tokens,
+            temperature=request.temperature,
+            seed=SAMPLING_SEED,
+            **kwargs,
+        )
+        for chunk in chunks:
+            if text := chunk["choices"][0]["delta"].get("content") or "":
+                yield text
+
+    def _string_reply(
+        self, prompt: list[int], field: str, request: ChatRequest, kwargs: dict[str, Any]
+    ) -> Iterator[str]:
+        """The pieces of the reply `{"field": "…"}`: its opening, written into the prompt, then
+        the string the model writes after it, without a grammar, up to its first quote not
+        escaped (or the end of the reply, or of `max_tokens` with the opening counted)."""
+        opening = _OPENING.format(field=field)
+        opened = prompt + self._tokenize(_REPLY + opening)
+        content = StringContent()
+        yield opening
+        chunks = self._llama.create_completion(
+            prompt=opened,
+            stream=True,
+            max_tokens=max(request.max_tokens - len(self._tokenize(opening)), 1),
+            temperature=request.temperature,
+            seed=SAMPLING_SEED,
+            stop=[_END],
+            **kwargs,
+        )
+        try:
+            for chunk in chunks:
+                if text := content.feed(chunk["choices"][0]["text"]):
+                    yield text
+                if content.closed:
+                    break
+        finally:
+            chunks.close()
+        yield content.rest() + '"}'
+
+    def _evaluate_messages(self, messages: list[dict[str, str]]) -> list[int]:
         """Fill the KV cache with the prompt's blocks, one evaluation each, from the longest
-        prefix of them that it or a saved state holds.
+        prefix of them that it or a saved state holds; the prompt's tokens.
 
         Only blocks evaluated here are kept: the tokens a generation added were evaluated one
         at a time. llama.cpp then finds the whole prompt but its answer header cached.
@@ -153,6 +211,7 @@ class LocalModel:
             cached.append(block)
             if len(cached) < len(blocks):
                 self._save(tuple(cached))
+        return [token for block in blocks for token in block]
 
     def _blocks(self, message: str) -> list[Block]:
         """`message`'s tokens in the blocks it is evaluated in: up to its first blank line and the
@@ -229,6 +288,15 @@ class LocalModel:
     def _prompt_tokens(self, messages: list[dict[str, str]]) -> int:
         # ChatML adds about 4 tokens of markup per message around the contents.
         return sum(self.count_tokens(m["content"]) + 4 for m in messages) + 3
+
+
+def _one_string(schema: dict[str, Any] | None) -> str | None:
+    """The field of a JSON schema whose reply is one string, `{"field": "…"}`; else None."""
+    properties = schema.get("properties") if schema else None
+    if schema is None or not isinstance(properties, dict) or len(properties) != 1:
+        return None
+    ((field, spec),) = properties.items()
+    return field if spec == {"type": "string"} and schema.get("required") == [field] else None
 
 
 @atexit.register

@@ -60,6 +60,7 @@ def translation_request(
         json_schema=translation_schema(),
         max_tokens=max_tokens,
         temperature=temperature,
+        free_string=True,
     )
 
 
