@@ -69,9 +69,10 @@ def test_no_avoided_token_begins_a_word_of_the_sample_docs(local_model) -> None:
     assert banned and barred == set()
 
 
-def test_a_reply_of_one_string_is_opened_in_the_prompt_and_always_parses(local_model) -> None:
+def test_a_reply_of_one_string_is_opened_in_the_prompt_and_parses_unless_cut(local_model) -> None:
     """A translation's reply, `{"resposta": "…"}`, is written without a grammar after its opening:
-    it parses, quotes and all, and so does one cut short by `max_tokens`."""
+    it parses, quotes and all; one cut short by `max_tokens` is left open, as the grammar left it,
+    so that a translation cut short is never taken for a whole one."""
     request = translation_request(
         TRANSLATOR_SYSTEM, 'L\'estat "En curs" vol dir que algú hi treballa ara mateix.', "ca", "en", 64, 0.0
     )
@@ -79,8 +80,10 @@ def test_a_reply_of_one_string_is_opened_in_the_prompt_and_always_parses(local_m
     assert pieces[0] == '{ "resposta": "'  # handed on before the model writes a token
     reply = json.loads("".join(pieces))
     assert list(reply) == ["resposta"] and "working" in reply["resposta"]
-    cut = json.loads(complete(local_model, replace(request, max_tokens=9)).text)["resposta"]
-    assert 0 < len(cut) < len(reply["resposta"])
+    cut = complete(local_model, replace(request, max_tokens=9)).text
+    assert cut.startswith('{ "resposta": "The') and not cut.endswith('"}')
+    with pytest.raises(json.JSONDecodeError):
+        json.loads(cut)
 
 
 def _translation(text: str, target: str = "en") -> ChatRequest:

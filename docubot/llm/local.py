@@ -167,7 +167,9 @@ class LocalModel:
     ) -> Iterator[str]:
         """The pieces of the reply `{"field": "…"}`: its opening, written into the prompt, then
         the string the model writes after it, without a grammar, up to its first quote not
-        escaped (or the end of the reply, or of `max_tokens` with the opening counted)."""
+        escaped or the end of the reply. A reply cut by `max_tokens` (the opening counted) is
+        left open, as the grammar left it: it does not parse, so a translation cut short is never
+        taken for a whole one."""
         opening = _OPENING.format(field=field)
         opened = prompt + self._tokenize(_REPLY + opening)
         content = StringContent()
@@ -181,15 +183,19 @@ class LocalModel:
             stop=[_END],
             **kwargs,
         )
+        cut = False
         try:
             for chunk in chunks:
-                if text := content.feed(chunk["choices"][0]["text"]):
+                choice = chunk["choices"][0]
+                if text := content.feed(choice["text"]):
                     yield text
                 if content.closed:
                     break
+                cut = choice.get("finish_reason") == "length"
         finally:
             chunks.close()
-        yield content.rest() + '"}'
+        if not cut:
+            yield content.rest() + '"}'
 
     def _evaluate_messages(self, messages: list[dict[str, str]]) -> list[int]:
         """Fill the KV cache with the prompt's blocks, one evaluation each, from the longest
