@@ -45,14 +45,13 @@ from docubot.rag.focus import (
     LIST_ITEM,
     Similarity,
     Unit,
-    asks_quantity,
     deduplicated,
     quotable_rows,
     unit_scores,
     units,
 )
-from docubot.rag.numbers import numbers
 from docubot.rag.plans_asked import cut_to_plans, plans_asked
+from docubot.rag.quantity import states_the_quantity
 from docubot.store import Hit
 from docubot.text import DEFAULT_LANGUAGE, content_stems, detect_language, fold, folded_words, question_parts
 from docubot.text.edits import common_prefix_length
@@ -233,9 +232,10 @@ def as_one_text(texts: Sequence[str]) -> str:
 
 def lacks_the_quantity(quoted: Extract, *questions: str) -> bool:
     """One of `questions` (the message as asked, as searched) asks how many, how much or how
-    long, and no passage states a number: the docs do not give the quantity asked ("hi ha un
-    màxim de cerques desades per projecte?" got what saved searches are)."""
-    return any(asks_quantity(q) for q in questions) and not numbers(quoted.text)
+    long, and no passage states a number of the kind asked (`quantity.py`): the docs do not give
+    the quantity asked ("hi ha un màxim de cerques desades per projecte?" got what saved searches
+    are)."""
+    return not states_the_quantity(quoted.text, questions)
 
 
 def extractive_answer(

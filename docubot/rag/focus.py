@@ -29,6 +29,7 @@ from typing import Any
 from docubot.rag.extremes import extreme_rows, rows_instead
 from docubot.rag.numbers import numbers
 from docubot.rag.prompt import Fragment, documentation_block
+from docubot.rag.quantity import asks_quantity
 from docubot.text import content_stems, fold, folded_words, question_parts, sentences
 
 Similarity = Callable[[Sequence[str]], Sequence[float]]
@@ -55,10 +56,6 @@ ASKING_STEMS = content_stems(
 )
 """The stems of question words that are no stopwords: what asks, not what is asked about ("Quant em
 costarà el Business…?" chose "Mostra quantes tasques…" for its "quant")."""
-_QUANTITY = re.compile(
-    r"\b(?:quant[a-z]*|cuant[a-z]*|how (?:many|much|long|often)|maxim[a-z]*|minim[a-z]*|max|min)\b"
-)
-
 LIST_ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
 ROW_LABEL_DASH = "—"
 """What stands between a spelled-out table row's label and its cells ("Starter — Preu…: 6 €")."""
@@ -307,11 +304,6 @@ def amounts(text: str) -> set[float]:
 
 
 _ROW_LABEL_START = re.compile(rf"^[^{ROW_LABEL_DASH}\n]{{1,40}} {ROW_LABEL_DASH} ")
-
-
-def asks_quantity(question: str) -> bool:
-    """The question asks how many, how much, how long, or for a maximum or minimum."""
-    return _QUANTITY.search(fold(question)) is not None
 
 
 def deduplicated(parts: Sequence[Unit]) -> list[Unit]:

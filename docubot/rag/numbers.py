@@ -53,13 +53,18 @@ def numbers(text: str) -> set[float]:
 
 def number_spans(folded: str) -> list[tuple[str, float]]:
     """(as written, value) for each amount in already folded text, in order."""
-    found = [(m.group(), _digit_value(m.group())) for m in _DIGITS.finditer(folded)]
+    return [(folded[start:end], value) for start, end, value in number_matches(folded)]
+
+
+def number_matches(folded: str) -> list[tuple[int, int, float]]:
+    """(start, end, value) for each amount in already folded text: digits first, then words."""
+    found = [(m.start(), m.end(), _digit_value(m.group())) for m in _DIGITS.finditer(folded)]
     for match in _WORD.finditer(folded):
         value = word_value(match.group())
         if match.group() in _AMBIGUOUS and not _PLURAL_NEXT.match(folded, match.end()):
             continue
         if value is not None:
-            found.append((match.group(), float(value)))
+            found.append((match.start(), match.end(), float(value)))
     return found
 
 
