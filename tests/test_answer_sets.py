@@ -21,10 +21,11 @@ EVAL_SET = Path(__file__).resolve().parents[1] / "evals" / "nubelia"
 ANSWERABLE_KINDS = {"fact", "table", "not_possible", "two_sections", "procedure"}
 UNANSWERABLE_KINDS = {"near_topic", "off_topic", "empty"}
 LANGS = {"ca", "es", "en"}
-SPLITS = {"tune", "holdout", "fresh", "blind", "unseen", "sealed"}
+SPLITS = {"tune", "holdout", "fresh", "blind", "unseen", "sealed", "hidden"}
 """`fresh`: held out like `holdout`, written after every other row and never read while tuning.
-`blind`, `unseen`, `sealed`: held out, each written by a helper in a later round and scored only on
-the final run (only their aggregates are read)."""
+`blind`, `unseen`, `sealed`, `hidden`: held out, each written by a helper in a later round and scored
+only on the final run (only their aggregates are read). a263–a292 (`tune`) were written with `hidden`,
+in stop 54, and read while tuning."""
 ANSWER_KEYS = {"id", "question", "lang", "answerable", "kind", "gold", "facts", "forbidden", "split"}
 TURN_KEYS = {"user", "facts", "forbidden", "gold"}
 

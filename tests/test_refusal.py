@@ -260,3 +260,31 @@ def test_a_question_with_no_words_gets_asked_for_one(sample_settings, embedder, 
     result = DocuBot(sample_settings, embedder=embedder, chat_model=None).ask(question)
     assert result.outcome == EMPTY_QUESTION_OUTCOME
     assert result.answer.resposta == EMPTY_QUESTION_TEXT and result.answer.fonts == []
+
+
+def test_a_thing_is_known_by_its_dictionary_form(sample_store) -> None:
+    """a274 (answerable): "…hi ha manera que la tasca es torni a crear sola cada setmana…?" was
+    refused for "sola": the docs write "sol" ("d'un sol ús"), never "sola"."""
+    asked = (
+        "cada dilluns tenim la mateixa reunió, hi ha manera que la tasca es torni a crear sola cada setmana?"
+    )
+    assert unknown_things(asked, sample_store, Vocabulary()) == ()
+    assert unknown_things("es pot canviar la interfície a mode fosc?", sample_store, Vocabulary()) == (
+        "fosc",
+    )
+
+
+def test_a_message_asking_two_things_is_read_against_what_each_question_finds(
+    sample_settings, embedder
+) -> None:
+    """a278 (answerable) was refused for "màxim" and "files": the whole message's search found the
+    export procedure, and only its second question, searched alone, finds "com a màxim 50.000 files"."""
+    bot = DocuBot(sample_settings, embedder=embedder, chat_model=None)
+    result = bot.ask(
+        "vull treure totes les tasques d'un projecte a un csv per passar-les a un altre programa, on es "
+        "fa aixo? i hi ha algun maxim de files?"
+    )
+    assert result.outcome == "answered" and "unseen_nearby" not in result.checks[0]
+    assert "50.000" in result.answer.resposta
+    refused = bot.ask("hi ha manera d'agrupar els projectes en carpetes per departament a la barra lateral?")
+    assert refused.outcome == "refused"

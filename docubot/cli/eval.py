@@ -224,7 +224,9 @@ def answers_command(
     limit: int = typer.Option(None, "--limit", min=1, help="Only the first N questions."),
     sample_size: int = typer.Option(None, "--sample", min=1, help="N questions spread over the set."),
     split: str = typer.Option(
-        None, "--split", help="tune | holdout | fresh | blind | unseen | sealed (answers.jsonl): that part."
+        None,
+        "--split",
+        help="tune | holdout | fresh | blind | unseen | sealed | hidden (answers.jsonl): that part.",
     ),
     as_json: bool = typer.Option(False, "--json"),
 ) -> None:

@@ -267,7 +267,14 @@ class DocuBot:
         best = retrieval.best_similarity
         status(f"retrieval: {len(hits)} chunks, best similarity {best:.3f}")
         judged = self._judged_hits(retrieval, first_alone)
-        decision = self.refusal.decide(searched, judged, self.store, mode or self.retriever.mode, standalone)
+        decision = self.refusal.decide(
+            searched,
+            judged,
+            self.store,
+            mode or self.retriever.mode,
+            standalone,
+            nearby=lambda: self._parts_hits(standalone, retrieval),
+        )
         if decision.refuse:
             result = AskResult(refusal(), [], "refused", _provider(model))
             shown(result.answer.resposta)
@@ -867,6 +874,19 @@ class DocuBot:
                 continue
             asked.append(Asked(part, found.hits[:FRAGMENTS_PER_PART], self._similarity(found), found.widened))
         return asked
+
+    def _parts_hits(self, message: str, retrieval: RetrievalResult) -> list[Hit]:
+        """The fragments found for each question of `message`, searched alone (none when it asks one)."""
+        parts = question_parts(message)
+        if len(parts) == 1:
+            return []
+        return [
+            hit
+            for part in parts
+            for hit in self.retriever.search(
+                part, version=ALL_VERSIONS, filters=retrieval.filters, mode=retrieval.mode
+            ).hits
+        ]
 
     def _similarity(self, retrieval: RetrievalResult) -> Callable[[Sequence[str]], Sequence[float]]:
         """Each text's cosine to the retrieved question (what focusing and extracts rank by)."""

@@ -42,7 +42,7 @@ import re
 import threading
 import unicodedata
 from collections import Counter
-from collections.abc import Collection, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import asdict, dataclass, replace
 
 import numpy as np
@@ -152,14 +152,25 @@ class Refusal:
         """A threshold set explicitly (DOCUBOT_REFUSAL_THRESHOLD) means the cosine floor alone."""
 
     def decide(
-        self, question: str, hits: Sequence[Hit], store: VectorStore, mode: str, asked: str | None = None
+        self,
+        question: str,
+        hits: Sequence[Hit],
+        store: VectorStore,
+        mode: str,
+        asked: str | None = None,
+        nearby: Callable[[], Sequence[Hit]] | None = None,
     ) -> Decision:
         """Refuse `question` (as searched) or not; `asked`, the question before any translation,
-        is what the unknown-thing rule reads (a translation's odd words are not the user's)."""
+        is what the unknown-thing rule reads (a translation's odd words are not the user's).
+        `nearby`, called only when the rule's second arm would refuse, gives more passages that
+        arm reads: those found for each question of a message asking several ("…on es fa això? i
+        hi ha algun màxim de files?": the whole message's search found no "màxim" nor "files")."""
         decision = self.by_retrieval(question, hits, store, mode)
         if decision.refuse or self.forced or not hits:
             return decision
         things, unseen = rule_things(asked or question, hits, store, self.vocabulary)
+        if unseen and nearby is not None:
+            things, unseen = rule_things(asked or question, [*hits, *nearby()], store, self.vocabulary)
         return replace(decision, refuse=bool(things or unseen), unknown_things=things, unseen_nearby=unseen)
 
     def by_retrieval(self, question: str, hits: Sequence[Hit], store: VectorStore, mode: str) -> Decision:
@@ -235,7 +246,7 @@ def unseen_nearby(
     """The things `question` asks whether it can have or do that none of `hits` names, when there
     are UNSEEN_NEARBY of them or more (none otherwise): words the docs use elsewhere ("hi ha
     manera d'agrupar els projectes en carpetes per departament…?": "carpetes" is the spam folder's)."""
-    return _unseen(_things_asked(question, store, vocabulary), hits)
+    return _unseen(_things_asked(question, store, vocabulary), hits, vocabulary.language(store))
 
 
 def rule_things(
@@ -246,17 +257,27 @@ def rule_things(
     (`unseen_nearby`). Either refuses the question; both empty, the rule lets it through."""
     asked = _things_asked(question, store, vocabulary)
     unknown = _unknown(asked, store, vocabulary)
-    return unknown, () if unknown else _unseen(asked, hits)
+    return unknown, () if unknown else _unseen(asked, hits, vocabulary.language(store))
 
 
 def _unknown(asked: Sequence[str], store: VectorStore, vocabulary: Vocabulary) -> tuple[str, ...]:
-    return tuple(word for word in asked if not vocabulary.known(store, word))
+    language = vocabulary.language(store)
+    return tuple(
+        word for word in asked if not any(vocabulary.known(store, form) for form in _forms(word, language))
+    )
 
 
-def _unseen(asked: Sequence[str], hits: Sequence[Hit]) -> tuple[str, ...]:
+def _unseen(asked: Sequence[str], hits: Sequence[Hit], language: str) -> tuple[str, ...]:
     found = {word for hit in hits for word in _folded_words(f"{hit.metadata.get('section', '')} {hit.text}")}
-    unseen = tuple(word for word in asked if not _named(word, found))
+    unseen = tuple(word for word in asked if not any(_named(form, found) for form in _forms(word, language)))
     return unseen if len(unseen) >= UNSEEN_NEARBY else ()
+
+
+def _forms(word: str, language: str) -> tuple[str, ...]:
+    """`word` and its dictionary form in `language`, folded: "sola" and "sol", "privada" and
+    "privat" (a feminine or plural the corpus never writes is still a word it knows: "…que la
+    tasca es torni a crear sola…?" was refused for "sola")."""
+    return tuple(dict.fromkeys((word, fold(simplemma.lemmatize(word, lang=language)))))
 
 
 def _named(word: str, found: Collection[str]) -> bool:
