@@ -18,8 +18,10 @@ sèrie…?"), and names a thing the corpus never mentions is refused, whatever i
 say what a product does, and say "no" only about what they name ("L'exportació a PDF no està
 disponible"). A thing is a content word that is no verb form (its dictionary form, by simplemma, is
 no infinitive: "guardar", "munto") and no colleague's name ("en Pere", "la Núria"); the verbs are
-where answerable questions use their own words. Such a question naming two things or more that no
-passage found names is refused too (`unseen_nearby`), though the corpus uses the words elsewhere.
+where answerable questions use their own words. A thing is known, and named, in its dictionary form
+too ("sola" as "sol"). Such a question naming two things or more that no passage found names is
+refused too (`unseen_nearby`), though the corpus uses the words elsewhere; for a message asking
+several questions, the passages each question finds alone count as found.
 
 For a question not in the corpus's main language, BM25 and the share of unknown words mean little
 (a Spanish question shares few words with Catalan docs), so both are 0 for it. The top1−top2 margin,
