@@ -235,12 +235,19 @@ def test_the_first_translation_alone_finds_the_refresh_section_lower(bot) -> Non
     assert sections(result)[0] != REFRESH_SECTION and REFRESH_SECTION in sections(result)
 
 
-def test_no_second_translation_is_made_when_the_first_is_not_used(bot) -> None:
+def test_the_translation_through_spanish_is_searched_alone_when_the_direct_one_fails(bot) -> None:
+    """Tune a276 with the real model: "…does my endpoint have to be https or is plain http ok?"
+    lost its direct translation (an added "URL") and was searched in English, which missed the
+    events list; the one through Spanish, searched instead, found it (README, stop 54)."""
     untranslated = [echo] * 30
-    model = EmbeddedScript([translation("Com elimino un projecte?"), *untranslated])
+    steps = [translation("Com elimino un projecte?"), translation(SPANISH), translation(THROUGH_SPANISH)]
+    model = EmbeddedScript([*steps, *untranslated])
     result = bot(model).ask(REFRESH)
-    assert result.checks[0]["why"] == "the instruction's example" and "also" not in result.checks[0]
-    assert not any("Spanish" in request.messages[0].content[:80] for request in model.requests)
+    check = result.checks[0]
+    assert check["ok"] is False and check["why"] == "the instruction's example"
+    assert check["also"]["ok"] is True and check["also"]["text"] == THROUGH_SPANISH
+    assert result.retrieval.question == THROUGH_SPANISH
+    assert REFRESH_SECTION in sections(result)
 
 
 def test_the_refusal_reads_the_search_by_the_first_translation_alone(bot) -> None:

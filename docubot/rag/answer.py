@@ -333,18 +333,12 @@ class DocuBot:
             question, source, target, model, system, self.settings.temperature, names
         )
         via = THROUGH.get((source, target))
-        if via is not None and translation.text is not None and is_embedded(model):
+        if via is not None and is_embedded(model):
             status(f"translating the question through {via} as well…")
             second = translate_through(
                 question, source, via, target, model, system, self.settings.temperature, names
             )
-            translation = replace(
-                translation,
-                check={**translation.check, "also": second.check},
-                input_tokens=translation.input_tokens + second.input_tokens,
-                output_tokens=translation.output_tokens + second.output_tokens,
-                also=second.text,
-            )
+            translation = _beside(translation, second)
         translation.check["ms"] = _ms_since(started)
         return translation
 
@@ -1155,6 +1149,19 @@ def _answer_text_forwarder(on_text: Callable[[str], None] | None) -> Callable[[s
             on_text(text)
 
     return forward
+
+
+def _beside(direct: QueryTranslation, through: QueryTranslation) -> QueryTranslation:
+    """A question's direct translation with the one made `through` another language searched
+    beside it (`also`); the one made through alone when the direct one failed its checks (an
+    English question was then searched as asked: "…does my endpoint have to be https…?" lost its
+    direct translation for an added "URL")."""
+    check = {**direct.check, "also": through.check}
+    input_tokens = direct.input_tokens + through.input_tokens
+    output_tokens = direct.output_tokens + through.output_tokens
+    if direct.text is None:
+        return QueryTranslation(through.text, check, input_tokens, output_tokens)
+    return QueryTranslation(direct.text, check, input_tokens, output_tokens, also=through.text)
 
 
 def _ms_since(start: float) -> float:
