@@ -3,7 +3,7 @@
 import pytest
 
 from docubot.rag.answer import DocuBot
-from docubot.rag.quantity import amounts, states_the_quantity
+from docubot.rag.quantity import amount_spans, states_the_quantity
 from docubot.text import fold
 
 
@@ -15,7 +15,7 @@ def test_a_number_written_into_a_name_or_code_is_no_amount() -> None:
     )
     assert not states_the_quantity(said, ["is there a max number of webhooks we can create per workspace?"])
     text = fold("Respon amb un codi `2xx`, signatura SHA256, la presentació del 3T; 100MB, 24h i `429`.")
-    assert [text[start:end] for start, end in amounts(text)] == ["100", "24", "429"]
+    assert [text[start:end] for start, end in amount_spans(text)] == ["100", "24", "429"]
 
 
 def test_a_count_of_things_is_not_answered_by_durations_alone() -> None:

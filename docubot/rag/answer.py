@@ -350,14 +350,7 @@ class DocuBot:
         refused to answered, P 0.53 against a threshold of 0.50)."""
         if first_alone is None:
             return list(retrieval.hits)
-        alone = self.retriever.search(
-            retrieval.question,
-            version=ALL_VERSIONS,  # the filters hold the version choice already
-            filters=retrieval.filters,
-            mode=retrieval.mode,
-            query_vector=first_alone,
-        )
-        return list(alone.hits)
+        return list(self._search_again(retrieval.question, retrieval, first_alone).hits)
 
     def _query_vectors(
         self, asked: str, translation: QueryTranslation, probe: Probe | None
@@ -858,12 +851,7 @@ class DocuBot:
             return [Asked(searched, hits, self._similarity(retrieval), retrieval.widened)]
         asked = []
         for n, part in enumerate(parts):
-            found = self.retriever.search(
-                part,
-                version=ALL_VERSIONS,  # the message's filters hold its version choice already
-                filters=retrieval.filters,
-                mode=retrieval.mode,
-            )
+            found = self._search_again(part, retrieval)
             if n > 0 and self.refusal.by_retrieval(part, found.hits, self.store, found.mode).refuse:
                 continue
             asked.append(Asked(part, found.hits[:FRAGMENTS_PER_PART], self._similarity(found), found.widened))
@@ -874,13 +862,20 @@ class DocuBot:
         parts = question_parts(message)
         if len(parts) == 1:
             return []
-        return [
-            hit
-            for part in parts
-            for hit in self.retriever.search(
-                part, version=ALL_VERSIONS, filters=retrieval.filters, mode=retrieval.mode
-            ).hits
-        ]
+        return [hit for part in parts for hit in self._search_again(part, retrieval).hits]
+
+    def _search_again(
+        self, text: str, retrieval: RetrievalResult, query_vector: np.ndarray | None = None
+    ) -> RetrievalResult:
+        """`text` searched with `retrieval`'s filters and mode (its filters hold the message's
+        version choice already)."""
+        return self.retriever.search(
+            text,
+            version=ALL_VERSIONS,
+            filters=retrieval.filters,
+            mode=retrieval.mode,
+            query_vector=query_vector,
+        )
 
     def _similarity(self, retrieval: RetrievalResult) -> Callable[[Sequence[str]], Sequence[float]]:
         """Each text's cosine to the retrieved question (what focusing and extracts rank by)."""

@@ -34,9 +34,7 @@ _TIME_UNITS = {
 """Units of time a rate is asked per, as their words begin in the three languages."""
 _ABBREVIATED = {"second": "s|seg", "minute": "min", "hour": "h", "day": "d"}
 """Their abbreviations after a slash: "20 esdeveniments/s", "100 req/min"."""
-_DURATION_WORD = re.compile(
-    r"(?:segon|segund|second|minut|hora|hour|dia|day|setman|seman|week|mes|month|any|ano|year)"
-)
+_DURATION_WORD = re.compile("|".join([*_TIME_UNITS.values(), "setman|seman|week|mes|month|any|ano|year"]))
 _COUNTED = re.compile(r"\b(?:quants|quantes|cuantos|cuantas|how many)\s+(?:de\s+)?([a-z]+)")
 _RATE = re.compile(r"\b(?:per|por|a|an|each|every|cada)\s+(?:cada\s+)?([a-z]+)")
 _GLUED_BEFORE = re.compile(r"[a-z_/]$")
@@ -55,7 +53,7 @@ def states_the_quantity(text: str, questions: Sequence[str]) -> bool:
     if not any(_QUANTITY.search(q) for q in folded_questions):
         return True
     folded = fold(text)
-    found = amounts(folded)
+    found = amount_spans(folded)
     if not found:
         return False
     for unit in {u for q in folded_questions for u in _rate_units(q)}:
@@ -66,7 +64,7 @@ def states_the_quantity(text: str, questions: Sequence[str]) -> bool:
     return True
 
 
-def amounts(folded: str) -> list[tuple[int, int]]:
+def amount_spans(folded: str) -> list[tuple[int, int]]:
     """(start, end) of each number in folded text that is an amount, not part of a name or code."""
     return [(start, end) for start, end, _ in number_matches(folded) if not _glued(folded, start, end)]
 

@@ -170,9 +170,7 @@ class Refusal:
         decision = self.by_retrieval(question, hits, store, mode)
         if decision.refuse or self.forced or not hits:
             return decision
-        things, unseen = rule_things(asked or question, hits, store, self.vocabulary)
-        if unseen and nearby is not None:
-            things, unseen = rule_things(asked or question, [*hits, *nearby()], store, self.vocabulary)
+        things, unseen = rule_things(asked or question, hits, store, self.vocabulary, nearby)
         return replace(decision, refuse=bool(things or unseen), unknown_things=things, unseen_nearby=unseen)
 
     def by_retrieval(self, question: str, hits: Sequence[Hit], store: VectorStore, mode: str) -> Decision:
@@ -252,14 +250,25 @@ def unseen_nearby(
 
 
 def rule_things(
-    question: str, hits: Sequence[Hit], store: VectorStore, vocabulary: Vocabulary
+    question: str,
+    hits: Sequence[Hit],
+    store: VectorStore,
+    vocabulary: Vocabulary,
+    nearby: Callable[[], Sequence[Hit]] | None = None,
 ) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """The unknown-thing rule on `question` and its `hits`: the things it asks about that the corpus
     never mentions (`unknown_things`) and, when there are none, those no hit names
-    (`unseen_nearby`). Either refuses the question; both empty, the rule lets it through."""
+    (`unseen_nearby`; `nearby`, called only when some are unseen, gives more hits to read). Either
+    refuses the question; both empty, the rule lets it through."""
     asked = _things_asked(question, store, vocabulary)
     unknown = _unknown(asked, store, vocabulary)
-    return unknown, () if unknown else _unseen(asked, hits, vocabulary.language(store))
+    if unknown:
+        return unknown, ()
+    language = vocabulary.language(store)
+    unseen = _unseen(asked, hits, language)
+    if unseen and nearby is not None:
+        unseen = _unseen(asked, [*hits, *nearby()], language)
+    return (), unseen
 
 
 def _unknown(asked: Sequence[str], store: VectorStore, vocabulary: Vocabulary) -> tuple[str, ...]:
